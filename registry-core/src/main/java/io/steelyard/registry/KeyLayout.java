@@ -1,0 +1,98 @@
+package io.steelyard.registry;
+
+import io.etcd.jetcd.ByteSequence;
+import java.nio.charset.StandardCharsets;
+import java.util.Optional;
+
+/**
+ * The etcd key layout: {@code <prefix>/<service>/<instance>}, where the instance part is the
+ * address for keys steelyard writes. The prefix used for listing and watching a service always
+ * ends with {@code /}, so {@code greeter} never matches {@code greeter2}.
+ *
+ * <pre>{@code
+ * KeyLayout keys = KeyLayout.defaults();              // prefix "/services"
+ * keys.servicePrefix("greeter");                      // "/services/greeter/"
+ * keys.instanceKey("greeter", "10.0.0.7:50051");      // "/services/greeter/10.0.0.7:50051"
+ * }</pre>
+ *
+ * <p>Every method validates its service name and address first, so a bad name can never reach
+ * another service's keys. Immutable and thread-safe.
+ */
+public final class KeyLayout {
+
+  /** The default key prefix, {@value}. */
+  public static final String DEFAULT_PREFIX = "/services";
+
+  private static final KeyLayout DEFAULTS = new KeyLayout(DEFAULT_PREFIX);
+
+  private final String prefix;
+
+  private KeyLayout(String prefix) {
+    this.prefix = prefix;
+  }
+
+  /** The layout under {@value #DEFAULT_PREFIX}. */
+  public static KeyLayout defaults() {
+    return DEFAULTS;
+  }
+
+  /** The layout under {@code prefix}; see {@link Validation#checkPrefix} for what is accepted. */
+  public static KeyLayout of(String prefix) {
+    return new KeyLayout(Validation.checkPrefix(prefix));
+  }
+
+  /** The normalised prefix, without a trailing slash. */
+  public String prefix() {
+    return prefix;
+  }
+
+  /** {@code <prefix>/<service>/}: the key prefix to list and watch for one service. */
+  public String servicePrefix(String service) {
+    Validation.checkServiceName(service);
+    return prefix + "/" + service + "/";
+  }
+
+  /** {@code <prefix>/<service>/<address>}: the key of one instance. */
+  public String instanceKey(String service, String address) {
+    Validation.checkAddress(address);
+    return servicePrefix(service) + address;
+  }
+
+  /** {@link #servicePrefix} as bytes for jetcd. */
+  public ByteSequence servicePrefixBytes(String service) {
+    return ByteSequence.from(servicePrefix(service), StandardCharsets.UTF_8);
+  }
+
+  /** {@link #instanceKey} as bytes for jetcd. */
+  public ByteSequence instanceKeyBytes(String service, String address) {
+    return ByteSequence.from(instanceKey(service, address), StandardCharsets.UTF_8);
+  }
+
+  /**
+   * The instance part of {@code key} when it lies directly under {@code service}'s prefix, else
+   * empty. Keys written by other tools (Go's endpoints manager lets callers pick any suffix) are
+   * accepted as long as the suffix is non-empty.
+   */
+  public Optional<String> instanceId(String service, String key) {
+    String p = servicePrefix(service);
+    if (key == null || !key.startsWith(p) || key.length() == p.length()) {
+      return Optional.empty();
+    }
+    return Optional.of(key.substring(p.length()));
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof KeyLayout other && other.prefix.equals(prefix);
+  }
+
+  @Override
+  public int hashCode() {
+    return prefix.hashCode();
+  }
+
+  @Override
+  public String toString() {
+    return "KeyLayout{" + prefix + "}";
+  }
+}

@@ -1,0 +1,172 @@
+package io.steelyard.registry;
+
+import java.util.regex.Pattern;
+
+/**
+ * The validation rules of the registry contract, shared by the agent, the CLI and the resolver.
+ * Every {@code check*} method throws {@link IllegalArgumentException} whose message names the
+ * offending input and what was expected, in the form {@code "service: '../x' (expected: ...)"}.
+ * The {@code is*} variants never throw.
+ */
+public final class Validation {
+
+  /** The largest accepted weight. */
+  public static final int MAX_WEIGHT = 1_000_000;
+
+  /** Weight of an instance whose value does not carry one. */
+  public static final int DEFAULT_WEIGHT = 1;
+
+  private static final Pattern SERVICE = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,252}");
+  // One prefix segment: the same alphabet as service names; "." and ".." are refused separately.
+  private static final Pattern SEGMENT = Pattern.compile("[A-Za-z0-9._-]{1,253}");
+  // RFC 1123 host names (labels of letters, digits, hyphen; no leading/trailing hyphen),
+  // which also covers dotted IPv4 literals.
+  private static final Pattern HOST =
+      Pattern.compile(
+          "(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+              + "(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*");
+  private static final Pattern PORT = Pattern.compile("[0-9]{1,5}");
+  private static final Pattern IPV6 = Pattern.compile("[0-9A-Fa-f:.]{2,45}(?:%[A-Za-z0-9._-]{1,32})?");
+
+  private Validation() {}
+
+  /** Returns {@code service} if it is a valid service name, else throws naming it. */
+  public static String checkServiceName(String service) {
+    if (!isValidServiceName(service)) {
+      throw new IllegalArgumentException(
+          "service: " + quote(service)
+              + " (expected: 1..253 characters of [A-Za-z0-9._-], starting with a letter or digit)");
+    }
+    return service;
+  }
+
+  /** Whether {@code service} is a valid service name; {@code null} is not. */
+  public static boolean isValidServiceName(String service) {
+    // The leading [A-Za-z0-9] already refuses "." and ".."; "/" and whitespace are outside the class.
+    return service != null && SERVICE.matcher(service).matches();
+  }
+
+  /** Returns {@code address} if it is {@code host:port} or {@code [ipv6]:port}, else throws. */
+  public static String checkAddress(String address) {
+    String reason = addressProblem(address);
+    if (reason != null) {
+      throw new IllegalArgumentException(
+          "address: " + quote(address) + " (expected: host:port or [ipv6]:port, " + reason + ")");
+    }
+    return address;
+  }
+
+  /** Whether {@code address} is {@code host:port} or {@code [ipv6]:port} with port 1..65535. */
+  public static boolean isValidAddress(String address) {
+    return addressProblem(address) == null;
+  }
+
+  /** Returns {@code weight} if it is in {@code 0..MAX_WEIGHT}, else throws naming it. */
+  public static int checkWeight(long weight) {
+    if (weight < 0 || weight > MAX_WEIGHT) {
+      throw new IllegalArgumentException(
+          "weight: " + weight + " (expected: 0.." + MAX_WEIGHT + ")");
+    }
+    return (int) weight;
+  }
+
+  /** Whether {@code weight} is in {@code 0..MAX_WEIGHT}. */
+  public static boolean isValidWeight(long weight) {
+    return weight >= 0 && weight <= MAX_WEIGHT;
+  }
+
+  /**
+   * Returns the normalised key prefix: trailing slashes removed, segments checked. A prefix is
+   * {@code /seg/seg} or {@code seg/seg} (the leading slash is optional, for interop with Go's
+   * etcd resolver, whose keys have none); each segment uses the service-name alphabet and may not
+   * be {@code .} or {@code ..}.
+   */
+  public static String checkPrefix(String prefix) {
+    if (prefix == null) {
+      throw new IllegalArgumentException("prefix: null (expected: a key prefix like /services)");
+    }
+    String p = prefix;
+    while (p.length() > 1 && p.endsWith("/")) {
+      p = p.substring(0, p.length() - 1);
+    }
+    String body = p.startsWith("/") ? p.substring(1) : p;
+    boolean ok = !body.isEmpty();
+    if (ok) {
+      for (String seg : body.split("/", -1)) {
+        if (!SEGMENT.matcher(seg).matches() || seg.equals(".") || seg.equals("..")) {
+          ok = false;
+          break;
+        }
+      }
+    }
+    if (!ok) {
+      throw new IllegalArgumentException(
+          "prefix: " + quote(prefix)
+              + " (expected: /segment[/segment...] of [A-Za-z0-9._-], no '.' or '..' segments)");
+    }
+    return p;
+  }
+
+  private static String addressProblem(String address) {
+    if (address == null || address.isEmpty()) {
+      return "got nothing";
+    }
+    if (address.length() > 300) {
+      return "too long";
+    }
+    String host;
+    String port;
+    if (address.startsWith("[")) {
+      int close = address.indexOf(']');
+      if (close < 0 || close + 1 >= address.length() || address.charAt(close + 1) != ':') {
+        return "missing ]:port";
+      }
+      host = address.substring(1, close);
+      port = address.substring(close + 2);
+      if (!IPV6.matcher(host).matches() || host.indexOf(':') < 0) {
+        return "bad IPv6 literal";
+      }
+    } else {
+      int colon = address.lastIndexOf(':');
+      if (colon <= 0) {
+        return "missing :port";
+      }
+      host = address.substring(0, colon);
+      port = address.substring(colon + 1);
+      if (host.indexOf(':') >= 0) {
+        return "IPv6 literals need [brackets]";
+      }
+      if (!HOST.matcher(host).matches()) {
+        return "bad host";
+      }
+    }
+    if (!PORT.matcher(port).matches()) {
+      return "bad port";
+    }
+    int p = Integer.parseInt(port);
+    if (p < 1 || p > 65535) {
+      return "port out of 1..65535";
+    }
+    return null;
+  }
+
+  /** Quotes user input for an error message, escaping control characters so logs stay one line. */
+  static String quote(String s) {
+    if (s == null) {
+      return "null";
+    }
+    StringBuilder b = new StringBuilder(Math.min(s.length(), 80) + 2).append('\'');
+    for (int i = 0; i < s.length() && i < 80; i++) {
+      char c = s.charAt(i);
+      if (c < 0x20 || c == 0x7f) {
+        b.append(String.format("\\u%04x", (int) c));
+      } else {
+        b.append(c);
+      }
+    }
+    if (s.length() > 80) {
+      b.append("...");
+    }
+    return b.append('\'').toString();
+  }
+}
