@@ -28,12 +28,14 @@ final class BinaryMember implements EtcdMember {
   private static final Logger log = LoggerFactory.getLogger(BinaryMember.class);
 
   /**
-   * $1 = PID of the JVM to outlive never, $2 = log file, rest = etcd command line. A background
-   * subshell polls the JVM once a second (cheap on a shared 2-core box) and SIGKILLs etcd when the
-   * JVM is gone; the foreground {@code wait} makes the watchdog exit as soon as etcd does.
+   * $1 = PID of the JVM never to outlive, $2 = log file, $3 = member directory, rest = etcd command
+   * line. A background subshell polls the JVM once a second (cheap on a shared 2-core box) and
+   * SIGKILLs etcd when the JVM is gone; the foreground {@code wait} makes the watchdog exit as soon
+   * as etcd does. If the JVM died, nobody else will delete the member directory (and the cluster
+   * directory once it is empty), so the watchdog does.
    */
   private static final String WATCHDOG =
-      "jvm=$1; log=$2; shift 2\n"
+      "jvm=$1; log=$2; dir=$3; shift 3\n"
           + "\"$@\" </dev/null >>\"$log\" 2>&1 &\n"
           + "child=$!\n"
           + "echo \"$child\"\n"
@@ -43,6 +45,7 @@ final class BinaryMember implements EtcdMember {
           + "trap 'kill -9 \"$child\" 2>/dev/null' HUP INT TERM\n"
           + "wait \"$child\"; rc=$?\n"
           + "kill \"$watcher\" 2>/dev/null\n"
+          + "if ! kill -0 \"$jvm\" 2>/dev/null; then rm -rf \"$dir\"; rmdir \"${dir%/*}\" 2>/dev/null; fi\n"
           + "exit $rc\n";
 
   static final Duration START_TIMEOUT = Duration.ofSeconds(60);
@@ -176,6 +179,7 @@ final class BinaryMember implements EtcdMember {
     command.add("steelyard-etcd-watchdog");
     command.add(Long.toString(ProcessHandle.current().pid()));
     command.add(logFile().toString());
+    command.add(dir.toString());
     command.addAll(cluster.etcdCommand(this));
     ProcessBuilder builder = new ProcessBuilder(command).directory(dir.toFile());
     // etcd reads ETCD_* variables as flags; ETCD_BINARY (ours) would only earn a warning, but a
