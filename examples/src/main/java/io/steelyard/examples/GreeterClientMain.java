@@ -1,0 +1,332 @@
+package io.steelyard.examples;
+
+import io.etcd.jetcd.Client;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.steelyard.agent.InstanceStore;
+import io.steelyard.agent.RegisteredInstance;
+import io.steelyard.registry.DecodedValue;
+import io.steelyard.registry.EtcdConnection;
+import io.steelyard.registry.KeyLayout;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code bin/greeter-client}: sends N calls through {@code etcd://.../SERVICE} and prints, per
+ * backend, the calls it answered, the observed share and the share expected from the weights
+ * registered in etcd at the end of the run.
+ */
+@Command(
+    name = "greeter-client",
+    mixinStandardHelpOptions = true,
+    sortOptions = false,
+    description = {
+      "Calls Greeter/SayHello N times through the etcd resolver and a weighted balancer, then"
+          + " prints calls per backend, the observed share and the share expected from the"
+          + " current weights in etcd.",
+    },
+    exitCodeListHeading = "%nExit codes:%n",
+    exitCodeList = {
+      "0:done (and every --expect-* check held)",
+      "1:could not run (etcd unreachable, no backend answered)",
+      "2:usage error",
+      "3:a --expect-* check failed"
+    })
+final class GreeterClientMain implements Callable<Integer> {
+
+  @Option(names = "--endpoints", paramLabel = "URLS",
+      description = "etcd endpoints, comma-separated (default: $STEELYARD_ETCD_ENDPOINTS or "
+          + EtcdConnection.DEFAULT_ENDPOINTS + ")")
+  String endpoints = EtcdConnection.endpointsFrom(System.getenv());
+
+  @Option(names = "--service", paramLabel = "NAME", description = "service name (default: ${DEFAULT-VALUE})")
+  String service = "greeter";
+
+  @Option(names = "--requests", paramLabel = "N", description = "calls to send (default: ${DEFAULT-VALUE})")
+  int requests = 1000;
+
+  @Option(names = "--policy", paramLabel = "P",
+      description = "weighted_random or weighted_round_robin_static (default: ${DEFAULT-VALUE})")
+  String policy = GreeterClient.DEFAULT_POLICY;
+
+  @Option(names = "--output", paramLabel = "table|json", description = "output format (default: ${DEFAULT-VALUE})")
+  String output = "table";
+
+  @Option(names = "--retry", paramLabel = "true|false", arity = "1",
+      description = "retry calls that fail UNAVAILABLE (default: ${DEFAULT-VALUE})")
+  boolean retry = true;
+
+  @Option(names = "--deadline", paramLabel = "DURATION", converter = Durations.class,
+      description = "per-call deadline (default: 5s)")
+  Duration deadline = Duration.ofMillis(GreeterClient.DEFAULT_DEADLINE_MILLIS);
+
+  @Option(names = "--warmup", paramLabel = "DURATION", converter = Durations.class,
+      description = "before counting, call (uncounted) until every backend with a positive weight"
+          + " has answered once, for at most this long; 0s = no warm-up (default: 10s)")
+  Duration warmup = Duration.ofSeconds(10);
+
+  @Option(names = "--expect-within", paramLabel = "POINTS",
+      description = "fail (exit 3) unless every backend's observed share is within POINTS"
+          + " percentage points of its expected share, and drained backends got no call")
+  Double expectWithin;
+
+  @Option(names = "--max-failures", paramLabel = "N", description = "fail (exit 3) if more than N calls failed")
+  Long maxFailures;
+
+  @Option(names = "--prefix", paramLabel = "PREFIX", description = "key prefix (default: ${DEFAULT-VALUE})")
+  String prefix = KeyLayout.DEFAULT_PREFIX;
+
+  @Override
+  public Integer call() {
+    if (!output.equals("table") && !output.equals("json")) {
+      return usage("--output: '" + output + "' (expected: table or json)");
+    }
+    if (requests < 1) {
+      return usage("--requests: " + requests + " (expected: >= 1)");
+    }
+    if (!GreeterClient.policyAvailable(policy)) {
+      return usage("--policy: '" + policy + "' is not a load-balancing policy on the classpath"
+          + " (expected: weighted_random or weighted_round_robin_static)");
+    }
+    String target;
+    KeyLayout layout;
+    try {
+      target = GreeterClient.target(endpoints, service);
+      layout = KeyLayout.of(prefix);
+    } catch (IllegalArgumentException e) {
+      return usage(e.getMessage());
+    }
+    EtcdConnection etcd = EtcdConnection.of(endpoints);
+    try (Client etcdClient = etcd.connect();
+        GreeterClient client =
+            GreeterClient.forTarget(target).policy(policy).retry(retry).deadline(deadline).build()) {
+      InstanceStore store = new InstanceStore(etcdClient, layout, Duration.ofSeconds(5));
+      warmUp(client, store);
+
+      Map<String, Long> calls = new TreeMap<>();
+      Map<String, Long> failures = new TreeMap<>();
+      long started = System.nanoTime();
+      for (int i = 0; i < requests; i++) {
+        try {
+          calls.merge(client.sayHello("steelyard").getServerAddress(), 1L, Long::sum);
+        } catch (StatusRuntimeException e) {
+          failures.merge(e.getStatus().getCode().name(), 1L, Long::sum);
+        }
+      }
+      long elapsedMillis = (System.nanoTime() - started) / 1_000_000;
+      Map<String, Integer> weights = weights(store);
+      Report report = new Report(target, calls, failures, weights, elapsedMillis);
+      List<String> problems = report.check(expectWithin, maxFailures);
+      System.out.print(output.equals("json") ? report.json(problems) : report.table(problems));
+      System.out.flush();
+      if (report.succeeded() == 0) {
+        System.err.println("greeter-client: no call succeeded: " + failures);
+        return 1;
+      }
+      if (!problems.isEmpty()) {
+        for (String p : problems) {
+          System.err.println("greeter-client: check failed: " + p);
+        }
+        return 3;
+      }
+      return 0;
+    } catch (RuntimeException e) {
+      System.err.println("greeter-client: " + e.getMessage());
+      return 1;
+    }
+  }
+
+  /** Calls until every backend with a positive weight in etcd has answered once (bounded). */
+  private void warmUp(GreeterClient client, InstanceStore store) {
+    if (warmup.isZero()) {
+      return;
+    }
+    long deadlineNanos = System.nanoTime() + warmup.toNanos();
+    TreeSet<String> waiting = new TreeSet<>();
+    weights(store).forEach((a, w) -> {
+      if (w > 0) {
+        waiting.add(a);
+      }
+    });
+    int sinceRelist = 0;
+    while (!waiting.isEmpty() && System.nanoTime() < deadlineNanos) {
+      try {
+        waiting.remove(client.sayHello("warm-up").getServerAddress());
+      } catch (StatusRuntimeException e) {
+        if (e.getStatus().getCode() == Status.Code.DEADLINE_EXCEEDED) {
+          break;
+        }
+      }
+      if (++sinceRelist == 500) {
+        // A backend that left etcd meanwhile will never answer; stop waiting for it.
+        sinceRelist = 0;
+        waiting.retainAll(weights(store).keySet());
+      }
+    }
+  }
+
+  /** Address to weight of every readable instance, as etcd has them now. */
+  private Map<String, Integer> weights(InstanceStore store) {
+    Map<String, Integer> out = new TreeMap<>();
+    for (RegisteredInstance r : store.list(service, false)) {
+      if (r.value() instanceof DecodedValue.Accepted a) {
+        out.put(a.address(), a.weight());
+      }
+    }
+    return out;
+  }
+
+  private static int usage(String message) {
+    System.err.println("greeter-client: " + message);
+    System.err.println("Try 'greeter-client --help'.");
+    return 2;
+  }
+
+  /** One run's numbers. */
+  static final class Report {
+    final String target;
+    final Map<String, Long> calls;
+    final Map<String, Long> failures;
+    final Map<String, Integer> weights;
+    final long elapsedMillis;
+    final Map<String, Row> rows = new LinkedHashMap<>();
+
+    record Row(String address, Integer weight, long calls, double observed, double expected) {}
+
+    Report(String target, Map<String, Long> calls, Map<String, Long> failures,
+        Map<String, Integer> weights, long elapsedMillis) {
+      this.target = target;
+      this.calls = calls;
+      this.failures = failures;
+      this.weights = weights;
+      this.elapsedMillis = elapsedMillis;
+      long ok = succeeded();
+      long total = weights.values().stream().mapToLong(Integer::longValue).sum();
+      TreeSet<String> addresses = new TreeSet<>(weights.keySet());
+      addresses.addAll(calls.keySet());
+      for (String a : addresses) {
+        Integer w = weights.get(a);
+        double expected;
+        if (w == null) {
+          expected = 0; // answered but no longer registered
+        } else if (total == 0) {
+          expected = 1.0 / weights.size(); // all drained: the balancer falls back to equal shares
+        } else {
+          expected = (double) w / total;
+        }
+        long c = calls.getOrDefault(a, 0L);
+        rows.put(a, new Row(a, w, c, ok == 0 ? 0 : (double) c / ok, expected));
+      }
+    }
+
+    long succeeded() {
+      return calls.values().stream().mapToLong(Long::longValue).sum();
+    }
+
+    long failed() {
+      return failures.values().stream().mapToLong(Long::longValue).sum();
+    }
+
+    List<String> check(Double withinPoints, Long maxFailures) {
+      List<String> problems = new ArrayList<>();
+      if (maxFailures != null && failed() > maxFailures) {
+        problems.add(failed() + " calls failed (allowed: " + maxFailures + ") " + failures);
+      }
+      if (withinPoints != null) {
+        for (Row r : rows.values()) {
+          if (r.weight() != null && r.weight() == 0 && weights.values().stream().anyMatch(w -> w > 0)) {
+            if (r.calls() > 0) {
+              problems.add(r.address() + " is drained (weight 0) but answered " + r.calls() + " calls");
+            }
+          } else if (Math.abs(r.observed() - r.expected()) * 100 > withinPoints) {
+            problems.add(String.format(Locale.ROOT, "%s observed %.1f%%, expected %.1f%% (allowed: +-%s points)",
+                r.address(), r.observed() * 100, r.expected() * 100, withinPoints));
+          }
+        }
+      }
+      return problems;
+    }
+
+    String table(List<String> problems) {
+      StringBuilder sb = new StringBuilder();
+      sb.append(String.format(Locale.ROOT, "%s: %d calls, %d ok, %d failed%s in %.1f s%n",
+          target, succeeded() + failed(), succeeded(), failed(),
+          failures.isEmpty() ? "" : " " + failures, elapsedMillis / 1000.0));
+      sb.append(String.format(Locale.ROOT, "%-22s %7s %8s %9s %9s%n", "BACKEND", "WEIGHT", "CALLS", "OBSERVED", "EXPECTED"));
+      for (Row r : rows.values()) {
+        sb.append(String.format(Locale.ROOT, "%-22s %7s %8d %8.1f%% %8.1f%%%n",
+            r.address(), r.weight() == null ? "-" : r.weight().toString(), r.calls(),
+            r.observed() * 100, r.expected() * 100));
+      }
+      if (!problems.isEmpty()) {
+        sb.append("CHECK FAILED").append(System.lineSeparator());
+      }
+      return sb.toString();
+    }
+
+    String json(List<String> problems) {
+      StringBuilder sb = new StringBuilder();
+      sb.append("{\"target\":").append(quote(target))
+          .append(",\"succeeded\":").append(succeeded())
+          .append(",\"failed\":").append(failed())
+          .append(",\"failures\":{");
+      String sep = "";
+      for (Map.Entry<String, Long> f : failures.entrySet()) {
+        sb.append(sep).append(quote(f.getKey())).append(':').append(f.getValue());
+        sep = ",";
+      }
+      sb.append("},\"elapsedMillis\":").append(elapsedMillis).append(",\"backends\":[");
+      sep = "";
+      for (Row r : rows.values()) {
+        sb.append(sep).append("{\"address\":").append(quote(r.address()))
+            .append(",\"weight\":").append(r.weight() == null ? "null" : r.weight().toString())
+            .append(",\"calls\":").append(r.calls())
+            .append(String.format(Locale.ROOT, ",\"observedShare\":%.4f,\"expectedShare\":%.4f}",
+                r.observed(), r.expected()));
+        sep = ",";
+      }
+      sb.append("],\"problems\":[");
+      sep = "";
+      for (String p : problems) {
+        sb.append(sep).append(quote(p));
+        sep = ",";
+      }
+      return sb.append("]}").append(System.lineSeparator()).toString();
+    }
+
+    private static String quote(String s) {
+      StringBuilder sb = new StringBuilder("\"");
+      for (char c : s.toCharArray()) {
+        if (c == '"' || c == '\\') {
+          sb.append('\\').append(c);
+        } else if (c < 0x20) {
+          sb.append(String.format(Locale.ROOT, "\\u%04x", (int) c));
+        } else {
+          sb.append(c);
+        }
+      }
+      return sb.append('"').toString();
+    }
+  }
+
+  public static void main(String[] args) {
+    CommandLine cli = new CommandLine(new GreeterClientMain());
+    cli.setParameterExceptionHandler(
+        (ex, a) -> {
+          System.err.println("greeter-client: " + ex.getMessage());
+          System.err.println("Try 'greeter-client --help'.");
+          return 2;
+        });
+    System.exit(cli.execute(args));
+  }
+}

@@ -1,0 +1,335 @@
+package io.steelyard.examples;
+
+import static com.google.common.base.Preconditions.checkArgument;
+import static com.google.common.base.Preconditions.checkState;
+import static java.util.Objects.requireNonNull;
+
+import com.google.common.net.HostAndPort;
+import io.grpc.Attributes;
+import io.grpc.Server;
+import io.grpc.ServerTransportFilter;
+import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
+import io.grpc.netty.NettyServerBuilder;
+import io.grpc.protobuf.services.HealthStatusManager;
+import io.steelyard.examples.proto.GreeterGrpc;
+import io.steelyard.registry.EtcdConnection;
+import io.steelyard.registry.Validation;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import javax.annotation.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The example server: {@code Greeter/SayHello} plus {@code grpc.health.v1}, registered in etcd
+ * through the embedded agent. Every reply names the server's address, so a client can count how
+ * its calls were spread.
+ *
+ * <pre>{@code
+ * GreeterServer server = GreeterServer.builder()
+ *     .endpoints("http://127.0.0.1:2379").service("greeter").weight(5)
+ *     .build().start();              // port 0 by default: any free port
+ * String address = server.address(); // the HOST:PORT it registered
+ * server.close();                    // graceful, see below
+ * }</pre>
+ *
+ * <p>{@link #close()} shuts down in the order clients need: health NOT_SERVING, deregister
+ * (revoke the lease), wait the drain delay so clients stop picking this server, stop accepting
+ * calls, wait up to the grace period for calls in flight, then cancel what is left.
+ *
+ * <p>Also the API the integration tests drive in-process: {@link #connectionsAccepted()} counts
+ * the transports that became ready, so a test can prove that a weight change opened no new
+ * connection. Thread-safe.
+ */
+public final class GreeterServer implements AutoCloseable {
+
+  private static final Logger log = LoggerFactory.getLogger(GreeterServer.class);
+
+  /** Default wait between deregistering and refusing new calls, in milliseconds: {@value}. */
+  public static final long DEFAULT_DRAIN_DELAY_MILLIS = 1_000;
+  /** Default wait for calls in flight after shutdown before cancelling them, in ms: {@value}. */
+  public static final long DEFAULT_GRACE_MILLIS = 5_000;
+  /** Default lease TTL, in seconds: {@value}. */
+  public static final long DEFAULT_TTL_SECONDS = 10;
+  /** Default host to listen on and advertise: {@value}. */
+  public static final String DEFAULT_HOST = "127.0.0.1";
+
+  private final Builder config;
+  private final HealthStatusManager health = new HealthStatusManager();
+  private final GreeterService greeter = new GreeterService();
+  private final AtomicLong connections = new AtomicLong();
+  private final Object lock = new Object();
+  @Nullable private Server server; // guarded by lock
+  @Nullable private Registrar.Handle registration; // guarded by lock
+  @Nullable private volatile String address;
+  private boolean closing; // guarded by lock
+
+  private GreeterServer(Builder config) {
+    this.config = config;
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /**
+   * Binds, starts serving, marks health SERVING and, unless built with {@code register(false)},
+   * registers the address in etcd and waits until the key is written.
+   *
+   * @return this
+   * @throws UncheckedIOException if the port cannot be bound
+   * @throws IllegalStateException if registration fails
+   */
+  public GreeterServer start() {
+    synchronized (lock) {
+      checkState(server == null && !closing, "start: already started or closed");
+      Server s;
+      try {
+        s =
+            NettyServerBuilder.forAddress(new InetSocketAddress(config.host, config.port))
+                .addService(greeter)
+                .addService(health.getHealthService())
+                .addTransportFilter(new CountingFilter(connections))
+                .build()
+                .start();
+      } catch (IOException e) {
+        throw new UncheckedIOException(
+            "cannot listen on " + HostAndPort.fromParts(config.host, config.port), e);
+      }
+      int port = ((InetSocketAddress) s.getListenSockets().get(0)).getPort();
+      String self = HostAndPort.fromParts(config.host, port).toString();
+      greeter.address(self);
+      address = self;
+      server = s;
+      health.setStatus("", ServingStatus.SERVING);
+      health.setStatus(GreeterGrpc.SERVICE_NAME, ServingStatus.SERVING);
+      if (config.register) {
+        try {
+          registration = Registrar.register(config, self);
+        } catch (RuntimeException e) {
+          s.shutdownNow();
+          throw e;
+        }
+      }
+      log.info("greeter {} serving {} (weight {}, registered: {})",
+          self, config.service, config.weight, config.register);
+      return this;
+    }
+  }
+
+  /** The {@code HOST:PORT} this server listens on and registers. */
+  public String address() {
+    String a = address;
+    checkState(a != null, "address: not started");
+    return a;
+  }
+
+  /** The port this server listens on. */
+  public int port() {
+    return HostAndPort.fromString(address()).getPort();
+  }
+
+  public String service() {
+    return config.service;
+  }
+
+  /** The weight registered (the configured one until {@link #setWeight} changes it). */
+  public int weight() {
+    synchronized (lock) {
+      return registration != null ? registration.weight() : config.weight;
+    }
+  }
+
+  /** Rewrites this server's weight in etcd, on the same lease. */
+  public void setWeight(int weight) {
+    Validation.checkWeight(weight);
+    Registrar.Handle r;
+    synchronized (lock) {
+      checkState(registration != null, "setWeight: not registered");
+      r = registration;
+    }
+    r.setWeight(weight);
+  }
+
+  /** {@code SayHello} calls answered so far. */
+  public long callsServed() {
+    return greeter.calls();
+  }
+
+  /** Client connections (transports) that became ready since start. */
+  public long connectionsAccepted() {
+    return connections.get();
+  }
+
+  /** Whether {@link #close()} has begun. */
+  public boolean isClosing() {
+    synchronized (lock) {
+      return closing;
+    }
+  }
+
+  /** Blocks until the server has terminated (after {@link #close()} from another thread). */
+  public void awaitTermination() throws InterruptedException {
+    Server s;
+    synchronized (lock) {
+      s = server;
+    }
+    if (s != null) {
+      s.awaitTermination();
+    }
+  }
+
+  /**
+   * Graceful shutdown: health NOT_SERVING, deregister, drain delay, stop accepting calls, wait up
+   * to the grace period for calls in flight, cancel the rest. Blocks for about drain delay plus
+   * grace at most. Idempotent.
+   */
+  @Override
+  public void close() {
+    Server s;
+    Registrar.Handle r;
+    synchronized (lock) {
+      if (closing) {
+        return;
+      }
+      closing = true;
+      s = server;
+      r = registration;
+    }
+    if (s == null) {
+      return;
+    }
+    // Clients that health-check stop picking us at once; the others learn it from etcd.
+    health.enterTerminalState();
+    if (r != null) {
+      r.close();
+    }
+    try {
+      if (!config.drainDelay.isZero()) {
+        // Give watchers time to see the key go before we refuse new calls.
+        TimeUnit.MILLISECONDS.sleep(config.drainDelay.toMillis());
+      }
+      s.shutdown();
+      if (!s.awaitTermination(config.grace.toMillis(), TimeUnit.MILLISECONDS)) {
+        log.warn("greeter {}: calls still running after {}, cancelling them", address, config.grace);
+        s.shutdownNow();
+        s.awaitTermination(1, TimeUnit.SECONDS);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      s.shutdownNow();
+    }
+    log.info("greeter {} stopped", address);
+  }
+
+  /** Stops at once: no deregistration wait, no grace. For tests and failed starts. */
+  public void shutdownNow() {
+    Server s;
+    Registrar.Handle r;
+    synchronized (lock) {
+      closing = true;
+      s = server;
+      r = registration;
+    }
+    health.enterTerminalState();
+    if (r != null) {
+      r.close();
+    }
+    if (s != null) {
+      s.shutdownNow();
+    }
+  }
+
+  /** Counts transports that completed their handshake: one per client connection. */
+  private static final class CountingFilter extends ServerTransportFilter {
+    private final AtomicLong count;
+
+    CountingFilter(AtomicLong count) {
+      this.count = count;
+    }
+
+    @Override
+    public Attributes transportReady(Attributes transportAttrs) {
+      count.incrementAndGet();
+      return transportAttrs;
+    }
+  }
+
+  /** Configuration; every setting has a default except what etcd needs. */
+  public static final class Builder {
+    String endpoints = EtcdConnection.endpointsFrom(System.getenv());
+    String service = "greeter";
+    String host = DEFAULT_HOST;
+    int port = 0;
+    int weight = Validation.DEFAULT_WEIGHT;
+    boolean register = true;
+    Duration ttl = Duration.ofSeconds(DEFAULT_TTL_SECONDS);
+    Duration drainDelay = Duration.ofMillis(DEFAULT_DRAIN_DELAY_MILLIS);
+    Duration grace = Duration.ofMillis(DEFAULT_GRACE_MILLIS);
+
+    Builder() {}
+
+    /** etcd endpoints, comma-separated URLs; default {@code STEELYARD_ETCD_ENDPOINTS}. */
+    public Builder endpoints(String endpoints) {
+      EtcdConnection.parseEndpoints(endpoints);
+      this.endpoints = endpoints;
+      return this;
+    }
+
+    /** Service name to register under; default {@code greeter}. */
+    public Builder service(String service) {
+      this.service = Validation.checkServiceName(service);
+      return this;
+    }
+
+    /** Host to listen on and advertise; default {@value #DEFAULT_HOST}. */
+    public Builder host(String host) {
+      this.host = requireNonNull(host, "host");
+      return this;
+    }
+
+    /** Port to listen on; 0 (the default) picks any free port. */
+    public Builder port(int port) {
+      checkArgument(port >= 0 && port <= 65535, "port: %s (expected: 0..65535)", port);
+      this.port = port;
+      return this;
+    }
+
+    public Builder weight(int weight) {
+      this.weight = Validation.checkWeight(weight);
+      return this;
+    }
+
+    /** Whether to register in etcd; {@code false} serves only (e.g. behind a CLI sidecar). */
+    public Builder register(boolean register) {
+      this.register = register;
+      return this;
+    }
+
+    public Builder ttl(Duration ttl) {
+      checkArgument(ttl.getSeconds() >= 2, "ttl: %s (expected: >= 2s)", ttl);
+      this.ttl = ttl;
+      return this;
+    }
+
+    public Builder drainDelay(Duration drainDelay) {
+      checkArgument(!drainDelay.isNegative(), "drainDelay: %s (expected: >= 0)", drainDelay);
+      this.drainDelay = drainDelay;
+      return this;
+    }
+
+    public Builder grace(Duration grace) {
+      checkArgument(!grace.isNegative(), "grace: %s (expected: >= 0)", grace);
+      this.grace = grace;
+      return this;
+    }
+
+    public GreeterServer build() {
+      return new GreeterServer(this);
+    }
+  }
+}
