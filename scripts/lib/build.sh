@@ -1,0 +1,57 @@
+# shellcheck shell=bash
+# Shared by bin/greeter-server, bin/greeter-client and scripts/demo: build the runnable jars
+# when they are missing or older than the sources, in one quiet Maven run.
+#
+#   examples/target/examples-*-all.jar         the greeter server and client (shaded)
+#   testkit/target/testkit-*.jar + classpath.txt   EtcdLauncher, for scripts/demo
+#   registry-server-agent/target/steelyard-cli.jar   bin/steelyard (when the module builds it)
+
+STEELYARD_VERSION="0.1.0-SNAPSHOT"
+
+steelyard_root() {
+  (cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+}
+
+steelyard_examples_jar() {
+  echo "$(steelyard_root)/examples/target/examples-${STEELYARD_VERSION}-all.jar"
+}
+
+steelyard_testkit_classpath() {
+  local root
+  root="$(steelyard_root)"
+  echo "$root/testkit/target/testkit-${STEELYARD_VERSION}.jar:$(cat "$root/testkit/target/classpath.txt")"
+}
+
+# True when $1 is missing or any pom or main source/resource is newer than it.
+steelyard_stale() {
+  local artifact="$1" root
+  root="$(steelyard_root)"
+  [[ -f "$artifact" ]] || return 0
+  [[ -n "$(find "$root" \( -name target -o -name .git \) -prune -o \
+      \( -path '*/src/main/*' -o -name pom.xml \) -type f -newer "$artifact" -print -quit 2>/dev/null)" ]]
+}
+
+# Builds the examples jar and the testkit launcher's classpath when stale. Output goes to stderr.
+steelyard_build() {
+  local root
+  root="$(steelyard_root)"
+  if ! steelyard_stale "$(steelyard_examples_jar)" \
+      && ! steelyard_stale "$root/testkit/target/classpath.txt"; then
+    return 0
+  fi
+  echo "steelyard: building the examples and the testkit (./mvnw package, tests skipped)..." >&2
+  local offline=()
+  # Offline first: a warm ~/.m2 needs no network; fall back to online for a fresh machine.
+  if [[ -d "${HOME}/.m2/repository/io/grpc" ]]; then offline=(-o); fi
+  if ! (cd "$root" && ./mvnw -B -q "${offline[@]}" -pl examples,testkit -am -DskipTests \
+      package dependency:build-classpath -Dmdep.includeScope=runtime \
+      -Dmdep.outputFile=target/classpath.txt >&2); then
+    if [[ ${#offline[@]} -gt 0 ]] && (cd "$root" && ./mvnw -B -q -pl examples,testkit -am -DskipTests \
+        package dependency:build-classpath -Dmdep.includeScope=runtime \
+        -Dmdep.outputFile=target/classpath.txt >&2); then
+      return 0
+    fi
+    echo "steelyard: build failed; run ./mvnw -B -pl examples,testkit -am -DskipTests package to see why" >&2
+    return 1
+  fi
+}
