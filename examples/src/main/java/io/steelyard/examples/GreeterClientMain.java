@@ -80,6 +80,10 @@ final class GreeterClientMain implements Callable<Integer> {
           + " percentage points of its expected share, and drained backends got no call")
   Double expectWithin;
 
+  @Option(names = "--expect-no-calls", paramLabel = "ADDRESS",
+      description = "fail (exit 3) if ADDRESS answered any counted call; repeatable")
+  List<String> expectNoCalls = new ArrayList<>();
+
   @Option(names = "--max-failures", paramLabel = "N", description = "fail (exit 3) if more than N calls failed")
   Long maxFailures;
 
@@ -127,6 +131,12 @@ final class GreeterClientMain implements Callable<Integer> {
       Map<String, Integer> weights = weights(store);
       Report report = new Report(target, calls, failures, weights, elapsedMillis);
       List<String> problems = report.check(expectWithin, maxFailures);
+      for (String a : expectNoCalls) {
+        long c = calls.getOrDefault(a, 0L);
+        if (c > 0) {
+          problems.add(a + " answered " + c + " calls (expected: none)");
+        }
+      }
       System.out.print(output.equals("json") ? report.json(problems) : report.table(problems));
       System.out.flush();
       if (report.succeeded() == 0) {
