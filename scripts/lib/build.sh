@@ -40,6 +40,13 @@ steelyard_build() {
     return 0
   fi
   echo "steelyard: building the examples and the testkit (./mvnw package, tests skipped)..." >&2
+  steelyard_mvn_package "$root" || return 1
+  # build-classpath leaves an unchanged file alone; touch it so it does not look stale forever.
+  touch "$root/testkit/target/classpath.txt"
+}
+
+steelyard_mvn_package() {
+  local root="$1"
   local offline=()
   # Offline first: a warm ~/.m2 needs no network; fall back to online for a fresh machine.
   if [[ -d "${HOME}/.m2/repository/io/grpc" ]]; then offline=(-o); fi

@@ -51,11 +51,9 @@ public final class GreeterClient implements AutoCloseable {
             // Our config, not one from the resolver: this example is the reference usage.
             .disableServiceConfigLookUp()
             .defaultServiceConfig(serviceConfig(b.policy, b.retry, b.healthCheck));
-    if (b.retry) {
-      mcb.enableRetry();
-    } else {
-      mcb.disableRetry();
-    }
+    // Retries stay enabled either way: without a retry policy grpc-java still retries
+    // transparently a call that never left the client (e.g. refused after a GOAWAY).
+    mcb.enableRetry();
     this.channel = mcb.build();
     this.stub = GreeterGrpc.newBlockingStub(channel);
     this.deadline = b.deadline;
@@ -158,7 +156,7 @@ public final class GreeterClient implements AutoCloseable {
       return this;
     }
 
-    /** Retry calls that fail UNAVAILABLE; default true. */
+    /** A retry policy for calls that fail UNAVAILABLE (up to 5 attempts); default true. */
     public Builder retry(boolean retry) {
       this.retry = retry;
       return this;

@@ -17,6 +17,9 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.Callable;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -54,6 +57,10 @@ final class GreeterClientMain implements Callable<Integer> {
 
   @Option(names = "--requests", paramLabel = "N", description = "calls to send (default: ${DEFAULT-VALUE})")
   int requests = 1000;
+
+  @Option(names = "--concurrency", paramLabel = "C",
+      description = "callers sending at once, each one call at a time (default: ${DEFAULT-VALUE})")
+  int concurrency = 4;
 
   @Option(names = "--policy", paramLabel = "P",
       description = "weighted_random or weighted_round_robin_static (default: ${DEFAULT-VALUE})")
@@ -98,6 +105,9 @@ final class GreeterClientMain implements Callable<Integer> {
     if (requests < 1) {
       return usage("--requests: " + requests + " (expected: >= 1)");
     }
+    if (concurrency < 1 || concurrency > 256) {
+      return usage("--concurrency: " + concurrency + " (expected: 1..256)");
+    }
     if (!GreeterClient.policyAvailable(policy)) {
       return usage("--policy: '" + policy + "' is not a load-balancing policy on the classpath"
           + " (expected: weighted_random or weighted_round_robin_static)");
@@ -117,16 +127,32 @@ final class GreeterClientMain implements Callable<Integer> {
       InstanceStore store = new InstanceStore(etcdClient, layout, Duration.ofSeconds(5));
       warmUp(client, store);
 
-      Map<String, Long> calls = new TreeMap<>();
-      Map<String, Long> failures = new TreeMap<>();
+      ConcurrentHashMap<String, LongAdder> answered = new ConcurrentHashMap<>();
+      ConcurrentHashMap<String, LongAdder> failedBy = new ConcurrentHashMap<>();
+      AtomicInteger remaining = new AtomicInteger(requests);
       long started = System.nanoTime();
-      for (int i = 0; i < requests; i++) {
-        try {
-          calls.merge(client.sayHello("steelyard").getServerAddress(), 1L, Long::sum);
-        } catch (StatusRuntimeException e) {
-          failures.merge(e.getStatus().getCode().name(), 1L, Long::sum);
-        }
+      List<Thread> callers = new ArrayList<>();
+      for (int t = 0; t < concurrency; t++) {
+        Thread caller = new Thread(() -> {
+          while (remaining.getAndDecrement() > 0) {
+            try {
+              String backend = client.sayHello("steelyard").getServerAddress();
+              answered.computeIfAbsent(backend, k -> new LongAdder()).increment();
+            } catch (StatusRuntimeException e) {
+              failedBy.computeIfAbsent(e.getStatus().getCode().name(), k -> new LongAdder()).increment();
+            }
+          }
+        }, "caller-" + t);
+        callers.add(caller);
+        caller.start();
       }
+      for (Thread caller : callers) {
+        caller.join();
+      }
+      Map<String, Long> calls = new TreeMap<>();
+      answered.forEach((k, v) -> calls.put(k, v.sum()));
+      Map<String, Long> failures = new TreeMap<>();
+      failedBy.forEach((k, v) -> failures.put(k, v.sum()));
       long elapsedMillis = (System.nanoTime() - started) / 1_000_000;
       Map<String, Integer> weights = weights(store);
       Report report = new Report(target, calls, failures, weights, elapsedMillis);
@@ -152,6 +178,10 @@ final class GreeterClientMain implements Callable<Integer> {
       return 0;
     } catch (RuntimeException e) {
       System.err.println("greeter-client: " + e.getMessage());
+      return 1;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      System.err.println("greeter-client: interrupted");
       return 1;
     }
   }
