@@ -147,6 +147,9 @@ final class BinaryMember implements EtcdMember {
     if (isRunning()) {
       return;
     }
+    if (cluster.isClosed()) {
+      throw new IllegalStateException("etcd member " + name + " belongs to a closed cluster");
+    }
     launch();
     BooleanSupplier ready =
         cluster.quorumRunning()

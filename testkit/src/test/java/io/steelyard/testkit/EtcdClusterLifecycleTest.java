@@ -3,6 +3,8 @@ package io.steelyard.testkit;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -42,6 +44,33 @@ class EtcdClusterLifecycleTest {
 
     assertThat(EtcdHttp.answers(java.net.URI.create(endpoints))).isFalse();
     assertThatThrownBy(etcd::start).isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+  }
+
+  @Test
+  void memberOfAClosedClusterCannotStart() {
+    EtcdCluster etcd = EtcdCluster.builder().backend(EtcdCluster.Backend.BINARY).build();
+    etcd.start();
+    EtcdMember member = etcd.member(0);
+    etcd.close();
+
+    assertThatThrownBy(member::start).isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+    assertThat(member.isRunning()).isFalse();
+  }
+
+  @Test
+  void portTakenBetweenProbeAndLaunchIsRetriedWithNewPorts() throws Exception {
+    BinaryClusterBackend backend =
+        new BinaryClusterBackend(1, BinaryClusterBackend.resolveBinary(null), List.of());
+    try (ServerSocket squatter = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      backend.presetPorts(squatter.getLocalPort());
+
+      backend.start();
+
+      assertThat(backend.members().get(0).clientEndpoint().getPort()).isNotEqualTo(squatter.getLocalPort());
+      assertThat(EtcdHttp.isHealthy(backend.members().get(0).clientEndpoint())).isTrue();
+    } finally {
+      backend.close();
+    }
   }
 
   @Test
