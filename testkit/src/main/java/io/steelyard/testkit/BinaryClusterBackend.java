@@ -153,7 +153,7 @@ final class BinaryClusterBackend implements ClusterBackend {
     return members;
   }
 
-  /** Whether enough members run that a starting member can become healthy. */
+  /** Whether enough other members run that one more starting member can become healthy. */
   boolean quorumRunning() {
     long running = members.stream().filter(BinaryMember::isRunning).count();
     return running + 1 > members.size() / 2;
