@@ -139,6 +139,9 @@ public final class ServiceRegistration implements AutoCloseable {
   /** A lease that lost its keepalive but may still hold the key in etcd; revoked once replaced. */
   private long previousLeaseId;
   private int attempt;
+  /** Identifies the current watcher; bumped when it is replaced, since closing one completes it. */
+  private long watchSeq;
+  private int watchAttempt;
   @Nullable private CloseableClient keepAlive;
   @Nullable private Watch.Watcher watcher;
   @Nullable private ScheduledFuture<?> retry;
@@ -417,6 +420,7 @@ public final class ServiceRegistration implements AutoCloseable {
       pendingLeaseId = 0;
       leaseId = granted;
       attempt = 0;
+      watchAttempt = 0;
       warnedForeignLease = false;
       long gen = ++generation;
       startKeepAlive(granted, gen);
@@ -496,6 +500,7 @@ public final class ServiceRegistration implements AutoCloseable {
   }
 
   private void startWatch(long fromRevision, long gen) {
+    long seq = ++watchSeq;
     watcher =
         client.getWatchClient()
             .watch(
@@ -505,25 +510,26 @@ public final class ServiceRegistration implements AutoCloseable {
                   @Override
                   public void onNext(WatchResponse response) {
                     List<WatchEvent> events = response.getEvents();
-                    post(() -> onKeyEvents(gen, events));
+                    post(() -> onKeyEvents(gen, seq, events));
                   }
 
                   @Override
                   public void onError(Throwable t) {
-                    post(() -> resyncWatch(gen, t));
+                    post(() -> resyncWatch(gen, seq, t));
                   }
 
                   @Override
                   public void onCompleted() {
-                    post(() -> resyncWatch(gen, null));
+                    post(() -> resyncWatch(gen, seq, null));
                   }
                 });
   }
 
-  private void onKeyEvents(long gen, List<WatchEvent> events) {
-    if (gen != generation || closing.get()) {
+  private void onKeyEvents(long gen, long seq, List<WatchEvent> events) {
+    if (gen != generation || seq != watchSeq || closing.get()) {
       return;
     }
+    watchAttempt = 0;
     for (WatchEvent event : events) {
       if (event.getEventType() == WatchEvent.EventType.DELETE) {
         onKeyGone(gen);
@@ -554,11 +560,12 @@ public final class ServiceRegistration implements AutoCloseable {
     }
   }
 
-  private void resyncWatch(long gen, @Nullable Throwable cause) {
-    if (gen != generation || closing.get()) {
+  private void resyncWatch(long gen, long seq, @Nullable Throwable cause) {
+    if (gen != generation || seq != watchSeq || closing.get()) {
       return;
     }
     closeWatcher();
+    long nextSeq = watchSeq;
     try {
       GetResponse r = call(client.getKVClient().get(keyBytes), "get " + key);
       if (r.getKvs().isEmpty()) {
@@ -573,12 +580,13 @@ public final class ServiceRegistration implements AutoCloseable {
       if (closing.get()) {
         return;
       }
-      long delayNanos = backoff.delayNanos(Math.min(attempt++, 10));
+      long delayNanos = backoff.delayNanos(Math.min(watchAttempt++, 10));
       logger.info(
           "Cannot watch {} again yet (lease {}); retrying in {} ms: {}",
           key, Long.toHexString(leaseId), TimeUnit.NANOSECONDS.toMillis(delayNanos),
           String.valueOf(unwrap(e).getMessage()));
-      executor.schedule(() -> resyncWatch(gen, cause), delayNanos, TimeUnit.NANOSECONDS);
+      executor.schedule(
+          () -> resyncWatch(gen, nextSeq, cause), delayNanos, TimeUnit.NANOSECONDS);
     }
   }
 
@@ -599,7 +607,7 @@ public final class ServiceRegistration implements AutoCloseable {
       if (isLeaseNotFound(e)) {
         ttl = -1;
       } else {
-        long delayNanos = backoff.delayNanos(Math.min(attempt++, 10));
+        long delayNanos = backoff.delayNanos(Math.min(watchAttempt++, 10));
         logger.info(
             "Key {} is gone; cannot ask etcd about lease {} yet, asking again in {} ms: {}",
             key, Long.toHexString(lease), TimeUnit.NANOSECONDS.toMillis(delayNanos),
@@ -648,6 +656,7 @@ public final class ServiceRegistration implements AutoCloseable {
   }
 
   private void closeWatcher() {
+    watchSeq++; // jetcd completes a watcher it closes; that must not look like the watch ending
     if (watcher != null) {
       try {
         watcher.close();
