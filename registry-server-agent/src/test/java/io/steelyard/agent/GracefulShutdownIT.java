@@ -28,6 +28,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -156,6 +157,15 @@ class GracefulShutdownIT {
     // Steady traffic on both servers first.
     await().atMost(Duration.ofSeconds(10))
         .until(() -> served.get(0).get() > 100 && served.get(1).get() > 100);
+    // Calls A has started, half-way through the drain delay (A's health went NOT_SERVING just
+    // before its registration closed).
+    CompletableFuture<Long> aMidDrain = new CompletableFuture<>();
+    a.registration().addListener(state -> {
+      if (state == RegistrationState.CLOSED) {
+        CompletableFuture.delayedExecutor(500, TimeUnit.MILLISECONDS)
+            .execute(() -> aMidDrain.complete(served.get(0).get()));
+      }
+    });
 
     boolean graceful = a.shutdown();
 
@@ -166,6 +176,9 @@ class GracefulShutdownIT {
     assertThat(callers.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
 
     assertThat(failures).as("failed calls").isEmpty();
+    // Client-side health checking had already moved every new call to B before GOAWAY.
+    assertThat(served.get(0).get()).as("calls started on A after mid-drain")
+        .isEqualTo(aMidDrain.get(1, TimeUnit.SECONDS));
     assertThat(ok.get()).isGreaterThan(400);
     assertThat(graceful).isTrue();
     assertThat(a.server().isTerminated()).isTrue();
