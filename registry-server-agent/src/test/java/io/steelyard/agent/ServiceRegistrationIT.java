@@ -95,6 +95,19 @@ class ServiceRegistrationIT {
   }
 
   @Test
+  void callerOwnedClientStaysOpenAfterClose() throws Exception {
+    ServiceRegistration reg =
+        ServiceRegistration.builder(probe.client, "greeter", "127.0.0.1:" + PORTS.incrementAndGet())
+            .build();
+    opened.add(reg);
+    reg.start().get(10, TimeUnit.SECONDS);
+
+    reg.close();
+
+    assertThat(probe.get(reg.key())).isEmpty(); // the probe's client still works
+  }
+
+  @Test
   void listenerSeesRegisteringRegisteredClosedInOrder() throws Exception {
     List<RegistrationState> seen = new CopyOnWriteArrayList<>();
     ServiceRegistration reg = started(registration().listener(seen::add));
