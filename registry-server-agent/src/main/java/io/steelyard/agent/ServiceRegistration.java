@@ -541,7 +541,9 @@ public final class ServiceRegistration implements AutoCloseable {
         client.getWatchClient()
             .watch(
                 keyBytes,
-                WatchOption.builder().withRevision(fromRevision).build(),
+                // requireLeader: a member cut off from its cluster ends the watch (and we read
+                // the key again) instead of silently missing an operator's delete.
+                WatchOption.builder().withRevision(fromRevision).withRequireLeader(true).build(),
                 new Watch.Listener() {
                   @Override
                   public void onNext(WatchResponse response) {
