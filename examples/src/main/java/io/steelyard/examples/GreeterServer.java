@@ -11,6 +11,8 @@ import io.grpc.ServerTransportFilter;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
+import io.steelyard.agent.RegisteredServer;
+import io.steelyard.agent.ServiceRegistration;
 import io.steelyard.examples.proto.GreeterGrpc;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.Validation;
@@ -18,7 +20,9 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import javax.annotation.Nullable;
 import org.slf4j.Logger;
@@ -64,7 +68,7 @@ public final class GreeterServer implements AutoCloseable {
   private final AtomicLong connections = new AtomicLong();
   private final Object lock = new Object();
   @Nullable private Server server; // guarded by lock
-  @Nullable private Registrar.Handle registration; // guarded by lock
+  @Nullable private RegisteredServer registered; // guarded by lock; null with register(false)
   @Nullable private volatile String address;
   private boolean closing; // guarded by lock
 
@@ -105,19 +109,53 @@ public final class GreeterServer implements AutoCloseable {
       greeter.address(self);
       address = self;
       server = s;
-      health.setStatus("", ServingStatus.SERVING);
-      health.setStatus(GreeterGrpc.SERVICE_NAME, ServingStatus.SERVING);
       if (config.register) {
-        try {
-          registration = Registrar.register(config, self);
-        } catch (RuntimeException e) {
-          s.shutdownNow();
-          throw e;
-        }
+        registered = register(s, self);
+      } else {
+        // Nobody else drives health when we do not register (a sidecar may register us).
+        health.setStatus("", ServingStatus.SERVING);
+        health.setStatus(GreeterGrpc.SERVICE_NAME, ServingStatus.SERVING);
       }
       log.info("greeter {} serving {} (weight {}, registered: {})",
           self, config.service, config.weight, config.register);
       return this;
+    }
+  }
+
+  /**
+   * The embedded agent, in one statement: the registration plus {@link RegisteredServer}, which
+   * drives health with it and owns the graceful shutdown order.
+   */
+  private RegisteredServer register(Server s, String self) {
+    ServiceRegistration registration =
+        ServiceRegistration.builder(EtcdConnection.of(config.endpoints), config.service, self)
+            .weight(config.weight)
+            .ttl(config.ttl)
+            .build();
+    RegisteredServer rs =
+        RegisteredServer.builder(s, registration)
+            .health(health)
+            .healthServiceNames(GreeterGrpc.SERVICE_NAME)
+            .drainDelay(config.drainDelay)
+            .gracePeriod(config.grace)
+            .build();
+    try {
+      rs.start();
+      // Registration retries forever in the background; a server that prints READY should be
+      // findable, so wait (bounded) for the key to be in etcd.
+      registration.registered().get(config.registerTimeout.toMillis(), TimeUnit.MILLISECONDS);
+      return rs;
+    } catch (IOException | ExecutionException | TimeoutException | RuntimeException e) {
+      registration.close();
+      s.shutdownNow();
+      throw new IllegalStateException(
+          "cannot register " + self + " as " + config.service + " in etcd at " + config.endpoints
+              + " within " + Durations.format(config.registerTimeout) + ": " + e, e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      registration.close();
+      s.shutdownNow();
+      throw new IllegalStateException("interrupted while registering " + self, e);
     }
   }
 
@@ -140,19 +178,19 @@ public final class GreeterServer implements AutoCloseable {
   /** The weight registered (the configured one until {@link #setWeight} changes it). */
   public int weight() {
     synchronized (lock) {
-      return registration != null ? registration.weight() : config.weight;
+      return registered != null ? registered.registration().weight() : config.weight;
     }
   }
 
   /** Rewrites this server's weight in etcd, on the same lease. */
   public void setWeight(int weight) {
     Validation.checkWeight(weight);
-    Registrar.Handle r;
+    RegisteredServer r;
     synchronized (lock) {
-      checkState(registration != null, "setWeight: not registered");
-      r = registration;
+      checkState(registered != null, "setWeight: not registered");
+      r = registered;
     }
-    r.setWeight(weight);
+    r.registration().setWeight(weight);
   }
 
   /** {@code SayHello} calls answered so far. */
@@ -191,53 +229,52 @@ public final class GreeterServer implements AutoCloseable {
   @Override
   public void close() {
     Server s;
-    Registrar.Handle r;
+    RegisteredServer r;
     synchronized (lock) {
       if (closing) {
         return;
       }
       closing = true;
       s = server;
-      r = registration;
+      r = registered;
     }
     if (s == null) {
       return;
     }
-    // Clients that health-check stop picking us at once; the others learn it from etcd.
-    health.enterTerminalState();
     if (r != null) {
-      r.close();
-    }
-    try {
-      if (!config.drainDelay.isZero()) {
-        // Give watchers time to see the key go before we refuse new calls.
-        TimeUnit.MILLISECONDS.sleep(config.drainDelay.toMillis());
-      }
-      s.shutdown();
-      if (!s.awaitTermination(config.grace.toMillis(), TimeUnit.MILLISECONDS)) {
-        log.warn("greeter {}: calls still running after {}, cancelling them", address, config.grace);
+      r.shutdown(); // the agent's order, see the class comment
+    } else {
+      // Unregistered: the same order minus the deregistration.
+      health.enterTerminalState();
+      try {
+        if (!config.drainDelay.isZero()) {
+          TimeUnit.MILLISECONDS.sleep(config.drainDelay.toMillis());
+        }
+        s.shutdown();
+        if (!s.awaitTermination(config.grace.toMillis(), TimeUnit.MILLISECONDS)) {
+          log.warn("greeter {}: calls still running after {}, cancelling them", address, config.grace);
+          s.shutdownNow();
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
         s.shutdownNow();
-        s.awaitTermination(1, TimeUnit.SECONDS);
       }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      s.shutdownNow();
     }
     log.info("greeter {} stopped", address);
   }
 
-  /** Stops at once: no deregistration wait, no grace. For tests and failed starts. */
+  /** Stops at once: deregisters, then cancels every call. For tests and failed starts. */
   public void shutdownNow() {
     Server s;
-    Registrar.Handle r;
+    RegisteredServer r;
     synchronized (lock) {
       closing = true;
       s = server;
-      r = registration;
+      r = registered;
     }
     health.enterTerminalState();
     if (r != null) {
-      r.close();
+      r.registration().close();
     }
     if (s != null) {
       s.shutdownNow();
@@ -270,6 +307,7 @@ public final class GreeterServer implements AutoCloseable {
     Duration ttl = Duration.ofSeconds(DEFAULT_TTL_SECONDS);
     Duration drainDelay = Duration.ofMillis(DEFAULT_DRAIN_DELAY_MILLIS);
     Duration grace = Duration.ofMillis(DEFAULT_GRACE_MILLIS);
+    Duration registerTimeout = Duration.ofSeconds(30);
 
     Builder() {}
 
@@ -325,6 +363,14 @@ public final class GreeterServer implements AutoCloseable {
     public Builder grace(Duration grace) {
       checkArgument(!grace.isNegative(), "grace: %s (expected: >= 0)", grace);
       this.grace = grace;
+      return this;
+    }
+
+    /** How long {@link GreeterServer#start()} waits for the key to be in etcd; default 30 s. */
+    public Builder registerTimeout(Duration registerTimeout) {
+      checkArgument(!registerTimeout.isNegative() && !registerTimeout.isZero(),
+          "registerTimeout: %s (expected: > 0)", registerTimeout);
+      this.registerTimeout = registerTimeout;
       return this;
     }
 
