@@ -4,12 +4,16 @@ import io.grpc.CallOptions;
 import io.grpc.LoadBalancer.FixedResultPicker;
 import io.grpc.LoadBalancer.PickResult;
 import io.grpc.LoadBalancer.PickSubchannelArgs;
+import io.grpc.LoadBalancer.Subchannel;
 import io.grpc.LoadBalancer.SubchannelPicker;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import java.io.ByteArrayInputStream;
 import java.io.InputStream;
+import java.lang.reflect.Method;
 import javax.annotation.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Turns the picker of a READY child into a precomputed {@link PickResult}, so the weighted pickers
@@ -19,10 +23,45 @@ import javax.annotation.Nullable;
  * once at picker-build time yields the result it would return on every call. Any other picker type
  * (not produced by grpc-java's pick_first today) is not trusted to be constant and is delegated to
  * on each pick instead.
+ *
+ * <p>grpc-services' health-checking wrapper hands the balancer subchannels of its own class and
+ * wraps every published picker in one that, on <em>each</em> pick, copies the result with the
+ * unwrapped subchannel: one allocation per call, for {@code round_robin} as for us. We do that
+ * unwrapping once, here, so the wrapper finds nothing to copy and returns our stored result. If
+ * the wrapper's internals ever change (class or method gone), we simply skip this step and the
+ * wrapper's per-pick copy applies again: slower, never wrong.
  */
 final class PickerSlot {
 
+  private static final Logger logger = LoggerFactory.getLogger(PickerSlot.class);
+
   private static final PickSubchannelArgs PROBE_ARGS = new ProbeArgs();
+
+  private static final String HEALTH_SUBCHANNEL_CLASS =
+      "io.grpc.protobuf.services.HealthCheckingLoadBalancerFactory$SubchannelImpl";
+
+  @Nullable private static final Class<?> healthSubchannelClass;
+  @Nullable private static final Method forwardingDelegate;
+
+  static {
+    Class<?> type = null;
+    Method delegate = null;
+    try {
+      type = Class.forName(HEALTH_SUBCHANNEL_CLASS, false, PickerSlot.class.getClassLoader());
+      delegate = io.grpc.util.ForwardingSubchannel.class.getDeclaredMethod("delegate");
+      delegate.setAccessible(true);
+      if (!io.grpc.util.ForwardingSubchannel.class.isAssignableFrom(type)) {
+        type = null;
+      }
+    } catch (ClassNotFoundException e) {
+      type = null; // no grpc-services: nothing to unwrap
+    } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
+      logger.debug("cannot unwrap health-checking subchannels; picks will be copied per call", e);
+      type = null;
+    }
+    healthSubchannelClass = type;
+    forwardingDelegate = type == null ? null : delegate;
+  }
 
   private PickerSlot() {}
 
@@ -36,7 +75,19 @@ final class PickerSlot {
     if (result.getSubchannel() == null || !result.getStatus().isOk() || result.isDrop()) {
       return null;
     }
-    return result;
+    return unwrapHealthSubchannel(result);
+  }
+
+  private static PickResult unwrapHealthSubchannel(PickResult result) {
+    if (healthSubchannelClass == null || result.getSubchannel().getClass() != healthSubchannelClass) {
+      return result;
+    }
+    try {
+      return result.copyWithSubchannel((Subchannel) forwardingDelegate.invoke(result.getSubchannel()));
+    } catch (ReflectiveOperationException | RuntimeException e) {
+      logger.debug("cannot unwrap health-checking subchannel {}", result.getSubchannel(), e);
+      return result;
+    }
   }
 
   /** Arguments for the one build-time probe; a {@link FixedResultPicker} ignores them. */
