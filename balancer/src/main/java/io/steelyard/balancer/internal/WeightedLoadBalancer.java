@@ -178,6 +178,21 @@ public final class WeightedLoadBalancer extends MultiChildLoadBalancer {
     throw new AssertionError(policy);
   }
 
+  /**
+   * Builds the READY picker {@code policy} would publish over {@code childPickers} with positive
+   * {@code weights}. Exposed for the picker-rebuild benchmark only.
+   */
+  public static SubchannelPicker newReadyPicker(
+      Policy policy, SubchannelPicker[] childPickers, int[] weights) {
+    switch (policy) {
+      case WEIGHTED_RANDOM:
+        return new WeightedRandomPicker(childPickers, weights);
+      case WEIGHTED_ROUND_ROBIN_STATIC:
+        return new SmoothRoundRobinPicker(childPickers, weights, new AtomicLong());
+    }
+    throw new AssertionError(policy);
+  }
+
   /** Children with a positive weight; all children when every weight is 0. */
   private List<ChildLbState> eligibleChildren() {
     List<ChildLbState> eligible = new ArrayList<>(getChildLbStates().size());

@@ -11,7 +11,7 @@ import javax.annotation.Nullable;
 /**
  * Picks endpoint {@code i} with probability {@code w[i] / sum(w)} using Walker's alias method
  * (Vose's O(n) construction): one random {@code long} per pick, two array reads, no lock, no
- * allocation. Memory is two {@code int} arrays of length n, whatever the weights.
+ * allocation. Memory is one {@code long} per endpoint, whatever the weights.
  *
  * <p>The 64 random bits are split: the high 32 choose a column by multiply-shift (bias at most
  * n / 2^32, i.e. below 2.4e-6 for n = 10,000), the low 31 are the biased coin of that column,
@@ -21,10 +21,11 @@ final class WeightedRandomPicker extends WeightedPicker {
 
   private static final double COIN_SCALE = 0x1p31;
 
-  /** Probability of keeping column {@code c}, scaled to 2^31; {@code MAX_VALUE} means always. */
-  private final int[] threshold;
-
-  private final int[] alias;
+  /**
+   * Per column: the probability of keeping the column, scaled to 2^31, in the high 32 bits, and
+   * the alias in the low 32 bits. One array, so a pick touches one cache line of the table.
+   */
+  private final long[] table;
 
   /** Null in production: each thread uses {@link ThreadLocalRandom}. */
   @Nullable private final Random random;
@@ -38,17 +39,25 @@ final class WeightedRandomPicker extends WeightedPicker {
     super(childPickers, weights);
     this.random = random;
     int n = weights.length;
-    this.threshold = new int[n];
-    this.alias = new int[n];
+    int[] threshold = new int[n];
+    int[] alias = new int[n];
     buildAliasTable(this.weights, threshold, alias);
+    this.table = new long[n];
+    for (int i = 0; i < n; i++) {
+      table[i] = ((long) threshold[i] << 32) | alias[i];
+    }
   }
 
   @Override
   public PickResult pickSubchannel(PickSubchannelArgs args) {
     long r = random == null ? ThreadLocalRandom.current().nextLong() : random.nextLong();
-    int column = (int) (((r >>> 32) * threshold.length) >>> 32);
+    int column = (int) (((r >>> 32) * table.length) >>> 32);
+    long entry = table[column];
     int coin = (int) r & Integer.MAX_VALUE;
-    int index = coin < threshold[column] ? column : alias[column];
+    // Branch-free select (the coin is a fair 50/50 for many columns, so a branch would
+    // mispredict): keep is all ones when coin < threshold, else zero; both are below 2^31.
+    int keep = (coin - (int) (entry >>> 32)) >> 31;
+    int index = (column & keep) | ((int) entry & ~keep);
     return resultFor(index, args);
   }
 
