@@ -80,6 +80,7 @@ final class PrefixWatcher {
   @Nullable private Throwable lastError;
   private boolean closed;
   private volatile long staleSinceMillis; // 0 = fresh
+  private volatile long memberId; // etcd member that answered last, for tests and debugging
 
   PrefixWatcher(
       Client client,
@@ -112,6 +113,11 @@ final class PrefixWatcher {
   /** Milliseconds since epoch when etcd was lost, 0 when fresh. Any thread. */
   long staleSinceMillis() {
     return staleSinceMillis;
+  }
+
+  /** The etcd member that sent the last watch response (0 before the first). Any thread. */
+  long memberId() {
+    return memberId;
   }
 
   void start() {
@@ -271,6 +277,7 @@ final class PrefixWatcher {
     if (closed || gen != generation) {
       return;
     }
+    memberId = resp.getHeader().getMemberId();
     if (staleSinceMillis != 0) {
       recovered(); // any response, created notification included, proves the stream is back
     }

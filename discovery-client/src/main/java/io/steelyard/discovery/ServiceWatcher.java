@@ -88,6 +88,10 @@ public final class ServiceWatcher implements AutoCloseable {
     return subscription.watcher().malformedCount();
   }
 
+  PrefixWatcher watcher() {
+    return subscription.watcher();
+  }
+
   /** Stops delivering to this listener; the shared watch stops when its last user closes. */
   @Override
   public void close() {
