@@ -65,6 +65,7 @@ final class PrefixWatcher {
   private final InstanceTable table;
   private final Coalescer coalescer;
   private final AtomicLong malformed = new AtomicLong();
+  private final AtomicLong compactionRelists = new AtomicLong();
   final CopyOnWriteArrayList<ServiceWatcher.Listener> listeners = new CopyOnWriteArrayList<>();
 
   // Touched only from the scheduler.
@@ -104,6 +105,11 @@ final class PrefixWatcher {
 
   String service() {
     return service;
+  }
+
+  /** How many times a compaction forced a re-list. Any thread. */
+  long compactionRelists() {
+    return compactionRelists.get();
   }
 
   long malformedCount() {
@@ -312,6 +318,7 @@ final class PrefixWatcher {
     CompactedException compacted = compacted(err);
     if (compacted != null) {
       // Events after our revision are gone: only a fresh listing is trustworthy.
+      compactionRelists.incrementAndGet();
       logger.info(
           "Watch of service {} at {} fell behind compaction (compacted revision {}, ours {});"
               + " re-listing", service, endpoints, compacted.getCompactedRevision(), revision);

@@ -140,7 +140,7 @@ public final class ServiceWatcher implements AutoCloseable {
       return this;
     }
 
-    /** Retry backoff while etcd is unreachable; default 200 ms doubling up to 10 s, jittered. */
+    /** Retry backoff while etcd is unreachable; default 200 ms doubling up to 5 s, jittered. */
     public Builder backoff(Duration initial, Duration max) {
       checkState(!backoffSet, "backoff already set");
       checkArgument(!initial.isNegative() && !initial.isZero(), "backoff initial: %s (expected: > 0)", initial);

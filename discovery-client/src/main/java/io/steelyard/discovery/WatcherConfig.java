@@ -18,7 +18,7 @@ record WatcherConfig(
   static final long DEFAULT_DEBOUNCE_NANOS = Duration.ofMillis(10).toNanos();
   static final long DEFAULT_RELIST_INTERVAL_NANOS = Duration.ofMinutes(5).toNanos();
   static final long DEFAULT_BACKOFF_INITIAL_NANOS = Duration.ofMillis(200).toNanos();
-  static final long DEFAULT_BACKOFF_MAX_NANOS = Duration.ofSeconds(10).toNanos();
+  static final long DEFAULT_BACKOFF_MAX_NANOS = Duration.ofSeconds(5).toNanos();
   static final long DEFAULT_LIST_TIMEOUT_NANOS = Duration.ofSeconds(5).toNanos();
 
   static final WatcherConfig DEFAULTS =
