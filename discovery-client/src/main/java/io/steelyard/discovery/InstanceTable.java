@@ -33,14 +33,14 @@ final class InstanceTable {
   private record Entry(long modRevision, @Nullable ServiceInstance instance) {}
 
   private final String service;
-  private final KeyLayout layout;
+  private final String prefix;
   private final String endpoints;
   private final AtomicLong malformedCounter;
   private final TreeMap<String, Entry> entries = new TreeMap<>();
 
   InstanceTable(String service, KeyLayout layout, String endpoints, AtomicLong malformedCounter) {
     this.service = service;
-    this.layout = layout;
+    this.prefix = layout.servicePrefix(service); // validated once, not per key
     this.endpoints = endpoints;
     this.malformedCounter = malformedCounter;
   }
@@ -56,7 +56,7 @@ final class InstanceTable {
    * longer describes a reachable instance.
    */
   boolean put(String key, byte[] value, long modRevision) {
-    if (layout.instanceId(service, key).isEmpty()) {
+    if (!key.startsWith(prefix) || key.length() == prefix.length()) {
       return false; // the prefix itself, or a key outside it: not an instance
     }
     Entry old = entries.get(key);

@@ -54,6 +54,9 @@ final class PrefixWatcher {
    */
   @VisibleForTesting static volatile BiConsumer<String, Long> afterListHook;
 
+  /** Consecutive failed watch attempts after which we re-list rather than resume. */
+  static final int RELIST_AFTER_WATCH_FAILURES = 3;
+
   private final Client client;
   private final String service;
   private final String endpoints;
@@ -77,6 +80,7 @@ final class PrefixWatcher {
   @Nullable private Future<?> retry;
   @Nullable private Future<?> periodicRelist;
   private int failures;
+  private long listStartNanos;
   @Nullable private Snapshot published;
   @Nullable private Throwable lastError;
   private boolean closed;
@@ -180,6 +184,7 @@ final class PrefixWatcher {
     retry = null;
     closeWatch();
     int gen = ++generation;
+    listStartNanos = scheduler.nanoTime();
     try {
       client
           .getKVClient()
@@ -199,6 +204,7 @@ final class PrefixWatcher {
       failed("list", err, this::list);
       return;
     }
+    long fetchedNanos = scheduler.nanoTime();
     Map<String, InstanceTable.KeyedValue> listing = new HashMap<>(resp.getKvs().size() * 2);
     for (KeyValue kv : resp.getKvs()) {
       listing.put(
@@ -212,11 +218,15 @@ final class PrefixWatcher {
     listed = true;
     failures = 0;
     lastError = null;
+    long now = scheduler.nanoTime();
     if (first) {
       logger.info(
-          "Listed service {} at {}: {} keys at revision {}", service, endpoints, table.size(), listedAt);
+          "Listed service {} at {}: {} keys at revision {} in {} ms ({} ms to decode)",
+          service, endpoints, table.size(), listedAt,
+          (now - listStartNanos) / 1_000_000, (now - fetchedNanos) / 1_000_000);
     } else {
-      logger.debug("Re-listed service {}: {} keys at revision {}", service, table.size(), listedAt);
+      logger.debug("Re-listed service {}: {} keys at revision {} in {} ms",
+          service, table.size(), listedAt, (now - listStartNanos) / 1_000_000);
     }
     recovered();
     // A listing is a complete view: publish it now, whatever the debounce.
@@ -325,7 +335,16 @@ final class PrefixWatcher {
       list();
       return;
     }
-    failed("watch", err, this::watch);
+    // Resume from our revision; after a few failures in a row re-list instead: a member that
+    // keeps answering "future revision" (etcd restored from an older backup) or an error we do
+    // not recognise must not trap the watcher in resuming forever.
+    failed("watch", err, () -> {
+      if (failures >= RELIST_AFTER_WATCH_FAILURES) {
+        list();
+      } else {
+        watch();
+      }
+    });
   }
 
   private void onWatchCompleted(int gen) {
