@@ -126,8 +126,10 @@ public final class EtcdNameResolverProvider extends NameResolverProvider {
     @Nullable private KeyLayout layout;
     private int priority = DEFAULT_PRIORITY;
     private boolean prioritySet;
-    private final ServiceWatcher.Builder timings =
-        ServiceWatcher.builder(EtcdConnection.of(EtcdConnection.DEFAULT_ENDPOINTS), "unused");
+    private WatcherConfig config = WatcherConfig.DEFAULTS;
+    private boolean debounceSet;
+    private boolean relistSet;
+    private boolean backoffSet;
 
     private Builder() {}
 
@@ -158,25 +160,31 @@ public final class EtcdNameResolverProvider extends NameResolverProvider {
 
     /** Coalescing window; see {@link ServiceWatcher.Builder#debounce}. */
     public Builder debounce(Duration debounce) {
-      timings.debounce(debounce);
+      checkState(!debounceSet, "debounce already set");
+      config = config.withDebounce(requireNonNull(debounce, "debounce"));
+      debounceSet = true;
       return this;
     }
 
     /** Safety-net re-list interval; see {@link ServiceWatcher.Builder#relistInterval}. */
     public Builder relistInterval(Duration interval) {
-      timings.relistInterval(interval);
+      checkState(!relistSet, "relistInterval already set");
+      config = config.withRelistInterval(requireNonNull(interval, "interval"));
+      relistSet = true;
       return this;
     }
 
     /** Retry backoff; see {@link ServiceWatcher.Builder#backoff}. */
     public Builder backoff(Duration initial, Duration max) {
-      timings.backoff(initial, max);
+      checkState(!backoffSet, "backoff already set");
+      config = config.withBackoff(requireNonNull(initial, "initial"), requireNonNull(max, "max"));
+      backoffSet = true;
       return this;
     }
 
     public EtcdNameResolverProvider build() {
       return new EtcdNameResolverProvider(
-          connection, layout == null ? KeyLayout.defaults() : layout, priority, timings.config());
+          connection, layout == null ? KeyLayout.defaults() : layout, priority, config);
     }
   }
 }

@@ -1,6 +1,5 @@
 package io.steelyard.discovery;
 
-import static com.google.common.base.Preconditions.checkArgument;
 import static com.google.common.base.Preconditions.checkState;
 import static java.util.Objects.requireNonNull;
 
@@ -123,8 +122,6 @@ public final class ServiceWatcher implements AutoCloseable {
     /** Coalescing window; default {@value #DEFAULT_DEBOUNCE_MILLIS} ms, zero disables. */
     public Builder debounce(Duration debounce) {
       checkState(!debounceSet, "debounce already set");
-      checkArgument(!debounce.isNegative() && debounce.compareTo(Duration.ofSeconds(1)) <= 0,
-          "debounce: %s (expected: 0..1s)", debounce);
       config = config.withDebounce(debounce);
       debounceSet = true;
       return this;
@@ -133,8 +130,6 @@ public final class ServiceWatcher implements AutoCloseable {
     /** Safety-net full re-list interval; default {@value #DEFAULT_RELIST_INTERVAL_MINUTES} min. */
     public Builder relistInterval(Duration interval) {
       checkState(!relistSet, "relistInterval already set");
-      checkArgument(interval.compareTo(Duration.ofSeconds(1)) >= 0,
-          "relistInterval: %s (expected: >= 1s)", interval);
       config = config.withRelistInterval(interval);
       relistSet = true;
       return this;
@@ -143,15 +138,9 @@ public final class ServiceWatcher implements AutoCloseable {
     /** Retry backoff while etcd is unreachable; default 200 ms doubling up to 5 s, jittered. */
     public Builder backoff(Duration initial, Duration max) {
       checkState(!backoffSet, "backoff already set");
-      checkArgument(!initial.isNegative() && !initial.isZero(), "backoff initial: %s (expected: > 0)", initial);
-      checkArgument(max.compareTo(initial) >= 0, "backoff max: %s (expected: >= %s)", max, initial);
       config = config.withBackoff(initial, max);
       backoffSet = true;
       return this;
-    }
-
-    WatcherConfig config() {
-      return config;
     }
 
     KeyLayout layoutOrDefault() {

@@ -40,14 +40,19 @@ record WatcherConfig(
   }
 
   WatcherConfig withDebounce(Duration d) {
+    checkArgument(!d.isNegative() && d.compareTo(Duration.ofSeconds(1)) <= 0,
+        "debounce: %s (expected: 0..1s)", d);
     return new WatcherConfig(d.toNanos(), relistIntervalNanos, backoffInitialNanos, backoffMaxNanos, listTimeoutNanos);
   }
 
   WatcherConfig withRelistInterval(Duration d) {
+    checkArgument(d.compareTo(Duration.ofSeconds(1)) >= 0, "relistInterval: %s (expected: >= 1s)", d);
     return new WatcherConfig(debounceNanos, d.toNanos(), backoffInitialNanos, backoffMaxNanos, listTimeoutNanos);
   }
 
   WatcherConfig withBackoff(Duration initial, Duration max) {
+    checkArgument(!initial.isNegative() && !initial.isZero(), "backoff initial: %s (expected: > 0)", initial);
+    checkArgument(max.compareTo(initial) >= 0, "backoff max: %s (expected: >= %s)", max, initial);
     return new WatcherConfig(debounceNanos, relistIntervalNanos, initial.toNanos(), max.toNanos(), listTimeoutNanos);
   }
 }

@@ -64,6 +64,7 @@ class ClusterFailoverIT {
       only.stop();
       await().atMost(Duration.ofSeconds(15)).until(() -> w.current().isStale());
       assertThat(ports(w)).containsExactly("7001"); // stale, not empty
+      etcd.awaitHealthy(Duration.ofSeconds(30)); // a new leader among the others, if needed
 
       put(others, key("compacted", 7002), "127.0.0.1:7002|1");
       delete(others, key("compacted", 7001));
@@ -90,6 +91,7 @@ class ClusterFailoverIT {
       EtcdMember victim = memberWithId(writer, watchedMember);
 
       victim.kill();
+      etcd.awaitHealthy(Duration.ofSeconds(30)); // the victim may have been the leader
       EtcdMember survivor = etcd.members().stream().filter(m -> m != victim).findFirst().orElseThrow();
       try (Client other = clientOf(survivor)) {
         put(other, key("failover", 7002), "127.0.0.1:7002|1");

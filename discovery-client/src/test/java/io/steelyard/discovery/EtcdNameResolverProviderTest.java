@@ -1,6 +1,7 @@
 package io.steelyard.discovery;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.grpc.NameResolver;
 import io.grpc.NameResolverProvider;
@@ -71,5 +72,26 @@ class EtcdNameResolverProviderTest {
     NameResolver resolver = provider.newNameResolver(URI.create("etcd://127.0.0.1:1/greeter"), args);
     assertThat(resolver.getServiceAuthority()).isEqualTo("greeter");
     resolver.shutdown(); // never started: nothing to release
+  }
+
+  @Test
+  void builderRefusesASettingTwiceAndOutOfRangeValues() {
+    EtcdNameResolverProvider.Builder b = EtcdNameResolverProvider.builder()
+        .debounce(java.time.Duration.ZERO);
+    assertThatThrownBy(() -> b.debounce(java.time.Duration.ofMillis(5)))
+        .isInstanceOf(IllegalStateException.class).hasMessageContaining("debounce already set");
+    assertThatThrownBy(() -> EtcdNameResolverProvider.builder().debounce(java.time.Duration.ofSeconds(2)))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("expected: 0..1s");
+    assertThatThrownBy(() -> EtcdNameResolverProvider.builder().priority(11))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("expected: 0..10");
+    assertThatThrownBy(() -> EtcdNameResolverProvider.builder()
+            .backoff(java.time.Duration.ofSeconds(2), java.time.Duration.ofSeconds(1)))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("backoff max");
+  }
+
+  @Test
+  void programmaticProviderCarriesItsPriority() {
+    assertThat(EtcdNameResolverProvider.builder().priority(7).build().priority()).isEqualTo(7);
+    assertThat(provider.priority()).isEqualTo(EtcdNameResolverProvider.DEFAULT_PRIORITY);
   }
 }
