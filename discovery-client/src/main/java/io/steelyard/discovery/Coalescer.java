@@ -5,10 +5,11 @@ import java.util.concurrent.TimeUnit;
 import javax.annotation.Nullable;
 
 /**
- * Turns a burst of changes into one publish: the first change arms a timer of {@code delayNanos},
- * later changes ride on it, and the publish sees every change made until it fires. A deploy
- * that writes 100 keys within a few milliseconds therefore yields a handful of snapshots, while
- * a lone change waits at most {@code delayNanos}.
+ * Publishes at most once per window of {@code windowNanos}, leading edge first: a change after a
+ * quiet period is published at once (a lone weight change costs no delay), and changes that
+ * follow within the window ride on one trailing publish at the window's end, which sees every
+ * change made until then. A deploy that writes 100 keys within a few milliseconds therefore
+ * yields two or three snapshots, not 100.
  *
  * <p>Not thread-safe: call it only from the owning watcher's serialized executor, which is also
  * where the publish runs.
@@ -16,31 +17,35 @@ import javax.annotation.Nullable;
 final class Coalescer {
 
   private final Scheduler scheduler;
-  private final long delayNanos;
+  private final long windowNanos;
   private final Runnable publish;
   @Nullable private Future<?> pending;
+  private boolean published;
+  private long lastPublishNanos;
 
-  Coalescer(Scheduler scheduler, long delayNanos, Runnable publish) {
+  Coalescer(Scheduler scheduler, long windowNanos, Runnable publish) {
     this.scheduler = scheduler;
-    this.delayNanos = delayNanos;
+    this.windowNanos = windowNanos;
     this.publish = publish;
   }
 
-  /** Something changed: publish within {@code delayNanos}. */
+  /** Something changed: publish now if the window since the last publish is over, else at its end. */
   void changed() {
-    if (delayNanos <= 0) {
-      publish.run();
+    if (pending != null) {
+      return; // the trailing publish will include this change
+    }
+    long sinceLast = scheduler.nanoTime() - lastPublishNanos;
+    if (windowNanos <= 0 || !published || sinceLast >= windowNanos) {
+      run();
       return;
     }
-    if (pending == null) {
-      pending = scheduler.schedule(this::fire, delayNanos, TimeUnit.NANOSECONDS);
-    }
+    pending = scheduler.schedule(this::fire, windowNanos - sinceLast, TimeUnit.NANOSECONDS);
   }
 
   /** Publish now, absorbing any armed timer. */
   void flush() {
     cancel();
-    publish.run();
+    run();
   }
 
   void cancel() {
@@ -59,6 +64,12 @@ final class Coalescer {
       return; // cancelled after it was queued
     }
     pending = null;
+    run();
+  }
+
+  private void run() {
+    published = true;
+    lastPublishNanos = scheduler.nanoTime();
     publish.run();
   }
 }

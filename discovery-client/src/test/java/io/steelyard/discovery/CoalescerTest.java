@@ -14,44 +14,53 @@ class CoalescerTest {
       new Coalescer(scheduler, TimeUnit.MILLISECONDS.toNanos(10), publishes::incrementAndGet);
 
   @Test
-  void burstWithinTheWindowPublishesOnce() {
+  void loneChangeIsPublishedAtOnce() {
+    coalescer.changed();
+    assertThat(publishes).hasValue(1);
+    assertThat(coalescer.isArmed()).isFalse();
+  }
+
+  @Test
+  void burstOfAHundredChangesYieldsTwoPublishes() {
     for (int i = 0; i < 100; i++) {
       coalescer.changed();
-      scheduler.forward(50, TimeUnit.MICROSECONDS);
+      scheduler.forward(50, TimeUnit.MICROSECONDS); // 100 changes within 5 ms
     }
-    assertThat(publishes).hasValue(0);
+    assertThat(publishes).hasValue(1); // the leading one
     scheduler.forward(10, TimeUnit.MILLISECONDS);
-    assertThat(publishes).hasValue(1);
+    assertThat(publishes).hasValue(2); // one trailing publish carries the other 99
     assertThat(scheduler.pendingTasks()).isZero();
   }
 
   @Test
-  void loneChangeIsPublishedAfterTheWindowNotBefore() {
+  void changeSoonAfterAPublishWaitsOnlyForTheRestOfTheWindow() {
+    coalescer.changed(); // published at t=0
+    scheduler.forward(3, TimeUnit.MILLISECONDS);
     coalescer.changed();
-    scheduler.forward(9_999, TimeUnit.MICROSECONDS);
-    assertThat(publishes).hasValue(0);
-    scheduler.forward(1, TimeUnit.MICROSECONDS);
+    scheduler.forward(6_999, TimeUnit.MICROSECONDS);
     assertThat(publishes).hasValue(1);
+    scheduler.forward(1, TimeUnit.MICROSECONDS); // t=10 ms
+    assertThat(publishes).hasValue(2);
   }
 
   @Test
-  void changesAfterAPublishArmANewWindow() {
+  void changeAfterAQuietWindowIsPublishedAtOnceAgain() {
     coalescer.changed();
     scheduler.forward(10, TimeUnit.MILLISECONDS);
     coalescer.changed();
-    coalescer.changed();
-    scheduler.forward(10, TimeUnit.MILLISECONDS);
     assertThat(publishes).hasValue(2);
   }
 
   @Test
   void flushPublishesNowAndAbsorbsTheArmedTimer() {
     coalescer.changed();
+    coalescer.changed(); // arms the trailing timer
+    assertThat(coalescer.isArmed()).isTrue();
     coalescer.flush();
-    assertThat(publishes).hasValue(1);
+    assertThat(publishes).hasValue(2);
     assertThat(coalescer.isArmed()).isFalse();
     scheduler.forward(1, TimeUnit.SECONDS);
-    assertThat(publishes).hasValue(1);
+    assertThat(publishes).hasValue(2);
   }
 
   @Test

@@ -210,6 +210,28 @@ class ServiceWatcherIT {
   }
 
   @Test
+  void aDeployOfAHundredInstancesYieldsAHandfulOfSnapshotsNotAHundred() throws Exception {
+    List<Snapshot> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
+    try (ServiceWatcher w = ServiceWatcher.open(
+        EtcdConnection.of(etcd.endpoints()), KeyLayout.defaults(), "deploy", seen::add)) {
+      await().atMost(Duration.ofSeconds(10)).until(() -> seen.size() == 1); // the empty listing
+      List<java.util.concurrent.CompletableFuture<?>> puts = new ArrayList<>();
+      for (int i = 0; i < 100; i++) {
+        int port = 8000 + i;
+        puts.add(writer.getKVClient().put(Etcd.bytes(key("deploy", port)), Etcd.bytes("127.0.0.1:" + port + "|1")));
+      }
+      java.util.concurrent.CompletableFuture.allOf(puts.toArray(java.util.concurrent.CompletableFuture[]::new))
+          .get(20, TimeUnit.SECONDS);
+      await().atMost(Duration.ofSeconds(10)).until(() -> w.current().instances().size() == 100);
+      assertThat(seen.size() - 1).as("snapshots for 100 puts").isBetween(1, 25);
+      // Each snapshot is complete and consistent: sizes only grow during an add-only deploy.
+      for (int i = 1; i < seen.size(); i++) {
+        assertThat(seen.get(i).instances().size()).isGreaterThanOrEqualTo(seen.get(i - 1).instances().size());
+      }
+    }
+  }
+
+  @Test
   void serviceWatcherSeesJsonMetadata() {
     put(writer, key("meta", 7001),
         "{\"Op\":0,\"Addr\":\"127.0.0.1:7001\",\"Metadata\":{\"weight\":6,\"zone\":\"b\"}}");
