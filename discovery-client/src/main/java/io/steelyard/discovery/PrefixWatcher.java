@@ -433,10 +433,13 @@ final class PrefixWatcher {
     }
     long stale = staleSinceMillis;
     Snapshot snapshot = table.snapshot(revision, stale == 0 ? null : Instant.ofEpochMilli(stale));
-    if (snapshot.equals(published)) {
-      return;
+    boolean news = published == null
+        || !snapshot.sameInstances(published)
+        || snapshot.isStale() != published.isStale();
+    published = snapshot; // newcomers get the latest revision either way
+    if (!news) {
+      return; // a re-list that found nothing new, or an event that changed no instance
     }
-    published = snapshot;
     for (ServiceWatcher.Listener l : listeners) {
       deliver(l, snapshot);
     }
