@@ -57,7 +57,23 @@ final class PrefixWatcher {
   /** Consecutive failed watch attempts after which we re-list rather than resume. */
   static final int RELIST_AFTER_WATCH_FAILURES = 3;
 
-  private final Client client;
+  /**
+   * The shared etcd client of this watcher's connection, which may be replaced: after a long
+   * outage the gRPC channel under jetcd backs its reconnects off towards two minutes and jetcd
+   * exposes no {@code resetConnectBackoff()}, so a fresh client is the way to notice a
+   * recovered etcd within seconds.
+   */
+  interface ClientSource {
+    Client client();
+
+    /** {@code failed} keeps failing: replace it, unless that was done recently or already. */
+    void renew(Client failed);
+  }
+
+  /** Consecutive failures after which the client is renewed (rate-limited by the source). */
+  static final int RENEW_CLIENT_AFTER_FAILURES = 2;
+
+  private final ClientSource clients;
   private final String service;
   private final String endpoints;
   private final ByteSequence prefix;
@@ -76,6 +92,8 @@ final class PrefixWatcher {
   private boolean listed; // a listing has completed at least once
   private int generation; // bumps whenever a list or watch attempt is abandoned
   @Nullable private Watch.Watcher watcher;
+  @Nullable private Client lastClient; // the client of the current or last attempt
+  @Nullable private Future<?> createWatchdog; // fails a watch that etcd has not confirmed
   private boolean watchCounted;
   @Nullable private Future<?> retry;
   @Nullable private Future<?> periodicRelist;
@@ -88,14 +106,14 @@ final class PrefixWatcher {
   private volatile long memberId; // etcd member that answered last, for tests and debugging
 
   PrefixWatcher(
-      Client client,
+      ClientSource clients,
       String endpoints,
       KeyLayout layout,
       String service,
       WatcherConfig config,
       Scheduler scheduler,
       Random random) {
-    this.client = client;
+    this.clients = clients;
     this.service = service;
     this.endpoints = endpoints;
     this.layout = layout;
@@ -186,6 +204,7 @@ final class PrefixWatcher {
     int gen = ++generation;
     listStartNanos = scheduler.nanoTime();
     try {
+      Client client = lastClient = clients.client();
       client
           .getKVClient()
           .get(prefix, GetOption.builder().isPrefix(true).build())
@@ -272,6 +291,7 @@ final class PrefixWatcher {
             .withCreateNotify(true)
             .build();
     try {
+      Client client = lastClient = clients.client();
       watcher =
           client
               .getWatchClient()
@@ -286,7 +306,18 @@ final class PrefixWatcher {
       DiscoveryStats.OPEN_ETCD_WATCHES.incrementAndGet();
     } catch (RuntimeException e) {
       onWatchError(gen, e);
+      return;
     }
+    // jetcd's watch stream waits for the connection instead of failing while etcd is down,
+    // so silence is the only symptom: no confirmation in time counts as a failed attempt.
+    cancel(createWatchdog);
+    createWatchdog =
+        scheduler.schedule(
+            () -> onWatchError(gen, new java.util.concurrent.TimeoutException(
+                "etcd did not confirm the watch within "
+                    + TimeUnit.NANOSECONDS.toMillis(config.listTimeoutNanos()) + " ms")),
+            config.listTimeoutNanos(),
+            TimeUnit.NANOSECONDS);
   }
 
   private void onWatchResponse(int gen, WatchResponse resp) {
@@ -294,6 +325,8 @@ final class PrefixWatcher {
       return;
     }
     memberId = resp.getHeader().getMemberId();
+    cancel(createWatchdog);
+    createWatchdog = null;
     if (staleSinceMillis != 0) {
       recovered(); // any response, created notification included, proves the stream is back
     }
@@ -362,6 +395,9 @@ final class PrefixWatcher {
   private void failed(String what, Throwable err, Runnable retryAction) {
     failures++;
     lastError = err;
+    if (failures >= RENEW_CLIENT_AFTER_FAILURES && lastClient != null) {
+      clients.renew(lastClient);
+    }
     long delay = backoff.delayNanos(failures);
     if (staleSinceMillis == 0) {
       staleSinceMillis = Math.max(1, scheduler.currentTimeMillis());
@@ -462,6 +498,8 @@ final class PrefixWatcher {
   }
 
   private void closeWatch() {
+    cancel(createWatchdog);
+    createWatchdog = null;
     Watch.Watcher w = watcher;
     watcher = null;
     if (watchCounted) {

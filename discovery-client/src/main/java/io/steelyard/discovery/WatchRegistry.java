@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import javax.annotation.concurrent.GuardedBy;
 import org.slf4j.Logger;
@@ -37,12 +38,67 @@ final class WatchRegistry {
 
   private record WatchKey(EtcdConnection connection, KeyLayout layout, String service, WatcherConfig config) {}
 
-  private static final class ClientRef {
-    final Client client;
-    int users;
+  /** Minimum time between two replacements of one connection's client. */
+  static final long MIN_RENEW_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
 
-    ClientRef(Client client) {
-      this.client = client;
+  /** One connection's shared client; replaced by {@link #renew} when it keeps failing. */
+  private final class ClientRef implements PrefixWatcher.ClientSource {
+    final EtcdConnection connection;
+    @GuardedBy("WatchRegistry.this") int users;
+    private volatile Client client;
+    @GuardedBy("this") private boolean released;
+    @GuardedBy("this") private long lastRenewNanos;
+
+    ClientRef(EtcdConnection connection) {
+      this.connection = connection;
+      this.client = connection.connect();
+      this.lastRenewNanos = scheduler.nanoTime();
+    }
+
+    @Override
+    public Client client() {
+      return client;
+    }
+
+    @Override
+    public void renew(Client failed) {
+      synchronized (this) {
+        long now = scheduler.nanoTime();
+        if (released || client != failed || now - lastRenewNanos < MIN_RENEW_INTERVAL_NANOS) {
+          return;
+        }
+        try {
+          client = connection.connect();
+        } catch (RuntimeException e) {
+          logger.warn("Cannot build a fresh etcd client for {}; keeping the old one", connection, e);
+          return;
+        }
+        lastRenewNanos = now;
+      }
+      logger.debug("etcd at {} keeps failing; replaced the shared client to reconnect at once",
+          connection.endpointsString());
+      closeLater(failed);
+    }
+
+    /** The last user left: close the client for good. */
+    void release() {
+      Client c;
+      synchronized (this) {
+        released = true;
+        c = client;
+      }
+      closeLater(c);
+    }
+
+    private void closeLater(Client c) {
+      // After already queued watcher tasks (e.g. a close), so watches are cancelled first.
+      scheduler.execute(() -> closer.execute(() -> {
+        try {
+          c.close();
+        } catch (RuntimeException e) {
+          logger.debug("Closing an etcd client of {} failed", connection, e);
+        }
+      }));
     }
   }
 
@@ -105,14 +161,14 @@ final class WatchRegistry {
       if (ref == null) {
         ClientRef c = clients.get(connection);
         if (c == null) {
-          c = new ClientRef(connection.connect());
+          c = new ClientRef(connection);
           clients.put(connection, c);
           DiscoveryStats.ETCD_CLIENTS.incrementAndGet();
           logger.debug("Connected a shared etcd client to {}", connection);
         }
         c.users++;
         ref = new WatcherRef(new PrefixWatcher(
-            c.client, connection.endpointsString(), layout, service, config, scheduler, random));
+            c, connection.endpointsString(), layout, service, config, scheduler, random));
         watchers.put(key, ref);
         DiscoveryStats.ACTIVE_WATCHES.incrementAndGet();
         created = true;
@@ -143,7 +199,7 @@ final class WatchRegistry {
   }
 
   private void release(WatchKey key) {
-    Client toClose = null;
+    ClientRef toClose = null;
     PrefixWatcher toStop = null;
     synchronized (this) {
       WatcherRef ref = watchers.get(key);
@@ -157,20 +213,12 @@ final class WatchRegistry {
       if (c != null && --c.users == 0) {
         clients.remove(key.connection());
         DiscoveryStats.ETCD_CLIENTS.decrementAndGet();
-        toClose = c.client;
+        toClose = c;
       }
     }
     toStop.close();
     if (toClose != null) {
-      Client client = toClose;
-      // After the watcher's close task, so its jetcd watch is cancelled before the client goes.
-      scheduler.execute(() -> closer.execute(() -> {
-        try {
-          client.close();
-        } catch (RuntimeException e) {
-          logger.debug("Closing the etcd client of {} failed", key.connection(), e);
-        }
-      }));
+      toClose.release();
     }
   }
 
