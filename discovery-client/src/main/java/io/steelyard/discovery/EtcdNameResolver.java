@@ -10,9 +10,16 @@ import io.grpc.StatusOr;
 import io.grpc.SynchronizationContext;
 import io.steelyard.balancer.EndpointWeights;
 import io.steelyard.registry.ServiceInstance;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.net.UnknownHostException;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Executor;
+import java.util.concurrent.Executors;
 import javax.annotation.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -41,19 +48,44 @@ final class EtcdNameResolver extends NameResolver {
   @Nullable private final Source source;
   @Nullable private final Status invalid;
   private final SynchronizationContext syncContext;
+  private final Executor dnsExecutor;
+
+  static final long MIN_DNS_REFRESH_MILLIS = 5_000;
+
+  /** Blocking DNS lookups of host-name addresses; IP literals never get here. */
+  private static final Executor SHARED_DNS_EXECUTOR = Executors.newCachedThreadPool(r -> {
+    Thread t = new Thread(r, "steelyard-discovery-dns");
+    t.setDaemon(true);
+    return t;
+  });
 
   // Sync context only.
   @Nullable private Listener2 listener;
   @Nullable private AutoCloseable subscription;
   @Nullable private Snapshot pushed;
+  @Nullable private Snapshot latest;
+  private boolean resolving;
+  private final Map<String, List<InetAddress>> dnsCache = new HashMap<>();
+  private long lastDnsRefreshNanos;
   private boolean shutdown;
 
   EtcdNameResolver(String authority, String description, Source source, SynchronizationContext syncContext) {
+    this(authority, description, source, syncContext, SHARED_DNS_EXECUTOR);
+  }
+
+  @VisibleForTesting
+  EtcdNameResolver(
+      String authority,
+      String description,
+      Source source,
+      SynchronizationContext syncContext,
+      Executor dnsExecutor) {
     this.authority = authority;
     this.description = description;
     this.source = source;
     this.invalid = null;
     this.syncContext = syncContext;
+    this.dnsExecutor = dnsExecutor;
   }
 
   /** A resolver for a target that cannot work: it reports {@code status} and nothing else. */
@@ -63,6 +95,7 @@ final class EtcdNameResolver extends NameResolver {
     this.source = null;
     this.invalid = invalid;
     this.syncContext = syncContext;
+    this.dnsExecutor = SHARED_DNS_EXECUTOR;
   }
 
   static EtcdNameResolver failing(String authority, Status status, SynchronizationContext syncContext) {
@@ -113,11 +146,47 @@ final class EtcdNameResolver extends NameResolver {
     if (shutdown) {
       return;
     }
-    if (snapshot.sameInstances(pushed)) {
+    latest = snapshot;
+    pushLatest(false);
+  }
+
+  /**
+   * Pushes {@link #latest} unless the channel already has its instances. Host names not yet
+   * looked up are resolved first, off the synchronization context; the push then happens when
+   * the lookups come back (with whatever snapshot is latest by then).
+   */
+  private void pushLatest(boolean force) {
+    Snapshot snapshot = latest;
+    if (snapshot == null || resolving) {
+      return; // a lookup in flight pushes the latest snapshot when it returns
+    }
+    if (!force && snapshot.sameInstances(pushed)) {
       pushed = snapshot; // only staleness or revision moved: the channel has nothing to do
       return;
     }
-    List<EquivalentAddressGroup> eags = toAddressGroups(snapshot.instances());
+    List<String> unknown = new ArrayList<>();
+    for (ServiceInstance i : snapshot.instances()) {
+      String host = HostAndPort.fromString(i.address()).getHost();
+      if (!InetAddresses.isInetAddress(host) && !dnsCache.containsKey(host)) {
+        unknown.add(host);
+      }
+    }
+    if (!unknown.isEmpty()) {
+      resolving = true;
+      dnsExecutor.execute(() -> {
+        Map<String, List<InetAddress>> found = lookUp(unknown);
+        syncContext.execute(() -> {
+          resolving = false;
+          if (shutdown) {
+            return;
+          }
+          dnsCache.putAll(found);
+          pushLatest(true);
+        });
+      });
+      return;
+    }
+    List<EquivalentAddressGroup> eags = toAddressGroups(snapshot.instances(), dnsCache);
     pushed = snapshot;
     Status accepted = listener.onResult2(
         ResolutionResult.newBuilder().setAddressesOrError(StatusOr.fromValue(eags)).build());
@@ -125,6 +194,21 @@ final class EtcdNameResolver extends NameResolver {
       // The watch pushes the next change by itself; nothing to retry here.
       logger.debug("Channel for {} did not accept {} addresses: {}", description, eags.size(), accepted);
     }
+  }
+
+  /** Blocking DNS lookups, on the DNS executor. A name that fails maps to an empty list. */
+  private Map<String, List<InetAddress>> lookUp(List<String> hosts) {
+    Map<String, List<InetAddress>> out = new HashMap<>();
+    for (String host : hosts) {
+      try {
+        out.put(host, List.of(InetAddress.getAllByName(host)));
+      } catch (UnknownHostException | SecurityException e) {
+        logger.warn("Cannot resolve host {} of {}; skipping its instances until it resolves",
+            host, description, e);
+        out.put(host, List.of());
+      }
+    }
+    return out;
   }
 
   private void handleUnavailable(Throwable cause) {
@@ -136,9 +220,24 @@ final class EtcdNameResolver extends NameResolver {
         .withCause(cause));
   }
 
-  /** The watch is live; re-resolution requests from the channel have nothing to add. */
+  /**
+   * The watch is live, so this only re-resolves host names (at most every {@value
+   * #MIN_DNS_REFRESH_MILLIS} ms): grpc asks for it when connections fail, which is when a
+   * name may have moved.
+   */
   @Override
-  public void refresh() {}
+  public void refresh() {
+    if (shutdown || dnsCache.isEmpty()) {
+      return;
+    }
+    long now = System.nanoTime();
+    if (lastDnsRefreshNanos != 0 && now - lastDnsRefreshNanos < MIN_DNS_REFRESH_MILLIS * 1_000_000) {
+      return;
+    }
+    lastDnsRefreshNanos = now;
+    dnsCache.clear();
+    pushLatest(true);
+  }
 
   @Override
   public void shutdown() {
@@ -157,20 +256,31 @@ final class EtcdNameResolver extends NameResolver {
   }
 
   /**
-   * IP literals become resolved addresses. Host names become unresolved addresses, which
-   * grpc-netty resolves at connect time (so a name is looked up per connection attempt, off the
-   * synchronization context); registries normally hold IP literals.
+   * IP literals become addresses as they are; host names become one group of all their resolved
+   * addresses (grpc-netty does not resolve unresolved addresses itself). An instance whose
+   * name did not resolve is left out.
    */
   @VisibleForTesting
-  static List<EquivalentAddressGroup> toAddressGroups(List<ServiceInstance> instances) {
+  static List<EquivalentAddressGroup> toAddressGroups(
+      List<ServiceInstance> instances, Map<String, List<InetAddress>> dns) {
     List<EquivalentAddressGroup> out = new ArrayList<>(instances.size());
     for (ServiceInstance i : instances) {
       HostAndPort hp = HostAndPort.fromString(i.address());
       String host = hp.getHost();
-      InetSocketAddress sa = InetAddresses.isInetAddress(host)
-          ? new InetSocketAddress(InetAddresses.forString(host), hp.getPort())
-          : InetSocketAddress.createUnresolved(host, hp.getPort());
-      out.add(EndpointWeights.withWeight(new EquivalentAddressGroup(sa), i.weight(), i.metadata()));
+      List<SocketAddress> addrs;
+      if (InetAddresses.isInetAddress(host)) {
+        addrs = List.of(new InetSocketAddress(InetAddresses.forString(host), hp.getPort()));
+      } else {
+        List<InetAddress> resolved = dns.getOrDefault(host, List.of());
+        if (resolved.isEmpty()) {
+          continue;
+        }
+        addrs = new ArrayList<>(resolved.size());
+        for (InetAddress a : resolved) {
+          addrs.add(new InetSocketAddress(a, hp.getPort()));
+        }
+      }
+      out.add(EndpointWeights.withWeight(new EquivalentAddressGroup(addrs), i.weight(), i.metadata()));
     }
     return out;
   }

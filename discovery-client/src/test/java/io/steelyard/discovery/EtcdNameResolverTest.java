@@ -79,12 +79,38 @@ class EtcdNameResolverTest {
   }
 
   @Test
-  void hostNamesStayUnresolvedForTheTransport() {
+  void hostNamesBecomeOneGroupOfAllTheirAddressesAndUnresolvedOnesAreLeftOut() throws Exception {
+    InetAddress a = InetAddress.getByName("10.1.1.1");
+    InetAddress b = InetAddress.getByName("10.1.1.2");
     List<EquivalentAddressGroup> eags = EtcdNameResolver.toAddressGroups(
-        List.of(ServiceInstance.of("greeter", "greeter-0.internal:50051", 1)));
-    InetSocketAddress a = (InetSocketAddress) eags.get(0).getAddresses().get(0);
-    assertThat(a.isUnresolved()).isTrue();
-    assertThat(a.getHostString()).isEqualTo("greeter-0.internal");
+        List.of(ServiceInstance.of("greeter", "greeter-0.internal:50051", 4),
+            ServiceInstance.of("greeter", "gone.internal:50051", 1)),
+        Map.of("greeter-0.internal", List.of(a, b), "gone.internal", List.of()));
+    assertThat(eags).singleElement().satisfies(eag -> {
+      assertThat(eag.getAddresses()).containsExactly(new InetSocketAddress(a, 50051), new InetSocketAddress(b, 50051));
+      assertThat(EndpointWeights.weight(eag)).isEqualTo(4);
+    });
+  }
+
+  @Test
+  void hostNamesAreLookedUpOffTheSyncContextBeforeThePush() throws Exception {
+    List<Runnable> lookups = new ArrayList<>();
+    EtcdNameResolver withDns = new EtcdNameResolver("greeter", "service greeter", l -> {
+      source = l;
+      return () -> {};
+    }, syncContext, lookups::add);
+    syncContext.execute(() -> withDns.start(listener));
+    source.onSnapshot(snapshot(3, null, ServiceInstance.of("greeter", "localhost:50051", 1)));
+    assertThat(results).isEmpty(); // waiting for the lookup
+    assertThat(lookups).hasSize(1);
+    lookups.remove(0).run();
+    assertThat(results).singleElement().satisfies(eags -> assertThat(eags).singleElement()
+        .satisfies(eag -> assertThat(eag.getAddresses()).allSatisfy(sa ->
+            assertThat(((InetSocketAddress) sa).getAddress().isLoopbackAddress()).isTrue())));
+    // Known now: the next snapshot with the same name needs no lookup.
+    source.onSnapshot(snapshot(4, null, ServiceInstance.of("greeter", "localhost:50051", 2)));
+    assertThat(lookups).isEmpty();
+    assertThat(results).hasSize(2);
   }
 
   @Test

@@ -232,6 +232,27 @@ class ServiceWatcherIT {
   }
 
   @Test
+  void aProgrammaticProviderServesTripleSlashTargetsFromItsConnection() {
+    io.grpc.NameResolverRegistry registry = io.grpc.NameResolverRegistry.getDefaultRegistry();
+    EtcdNameResolverProvider provider = EtcdNameResolverProvider.builder()
+        .connection(EtcdConnection.of(etcd.endpoints()))
+        .priority(EtcdNameResolverProvider.DEFAULT_PRIORITY + 1)
+        .build();
+    registry.register(provider);
+    try {
+      put(writer, key("configured", 7001), "127.0.0.1:7001|2");
+      ManagedChannel c = Grpc.newChannelBuilder("etcd:///configured", InsecureChannelCredentials.create())
+          .defaultLoadBalancingPolicy(RecordingLoadBalancerProvider.POLICY)
+          .build();
+      channels.add(c);
+      c.getState(true);
+      await().atMost(Duration.ofSeconds(10)).until(() -> List.of("7001|2").equals(seenBy("configured", 0)));
+    } finally {
+      registry.deregister(provider);
+    }
+  }
+
+  @Test
   void serviceWatcherSeesJsonMetadata() {
     put(writer, key("meta", 7001),
         "{\"Op\":0,\"Addr\":\"127.0.0.1:7001\",\"Metadata\":{\"weight\":6,\"zone\":\"b\"}}");

@@ -137,4 +137,22 @@ class StaleServingIT {
     await().atMost(Duration.ofSeconds(10)).until(() -> served.get(2).get() > 0);
     assertThat(failed.get()).as("failed calls, first: %s", firstFailure.get()).isZero();
   }
+
+  @Test
+  void hostNameAddressesAreResolvedByTheTransport() throws Exception {
+    int port = startServer();
+    try (Client writer = EtcdConnection.of(etcd.endpoints()).connect()) {
+      put(writer, "/services/byname/localhost:" + port, "localhost:" + port + "|1");
+    }
+    channel = Grpc.newChannelBuilder(
+            "etcd://" + etcd.endpoints().replace("http://", "") + "/byname", InsecureChannelCredentials.create())
+        .defaultLoadBalancingPolicy("round_robin")
+        .build();
+    HealthCheckResponse r = HealthGrpc.newBlockingStub(channel)
+        .withWaitForReady()
+        .withDeadlineAfter(10, TimeUnit.SECONDS)
+        .check(HealthCheckRequest.getDefaultInstance());
+    assertThat(r.getStatus()).isEqualTo(HealthCheckResponse.ServingStatus.SERVING);
+    assertThat(served.get(0)).hasValue(1);
+  }
 }
