@@ -20,7 +20,8 @@ import javax.annotation.Nullable;
  * }</pre>
  *
  * <p>The listener first receives the complete current list, then a new complete snapshot after
- * every change (bursts are coalesced, by {@value #DEFAULT_DEBOUNCE_MILLIS} ms by default) and
+ * every change (at most one per {@value #DEFAULT_DEBOUNCE_MILLIS} ms window by default, the first
+ * change after a quiet window at once, the rest of a burst coalesced) and
  * whenever the view turns stale or fresh again. It is never handed an empty list because etcd
  * went away: while etcd is unreachable it keeps the last list, marked {@linkplain
  * Snapshot#isStale() stale}. Before the first list, failures to reach etcd go to {@link
@@ -35,7 +36,7 @@ import javax.annotation.Nullable;
  */
 public final class ServiceWatcher implements AutoCloseable {
 
-  /** Default coalescing window, in milliseconds. */
+  /** Default coalescing (throttle) window, in milliseconds. */
   public static final long DEFAULT_DEBOUNCE_MILLIS = 10;
 
   /** Default interval of the safety-net re-list, in minutes. */
@@ -119,7 +120,10 @@ public final class ServiceWatcher implements AutoCloseable {
       return this;
     }
 
-    /** Coalescing window; default {@value #DEFAULT_DEBOUNCE_MILLIS} ms, zero disables. */
+    /**
+     * Coalescing window: at most one snapshot per window, the first change after a quiet window
+     * at once; default {@value #DEFAULT_DEBOUNCE_MILLIS} ms, zero publishes every change.
+     */
     public Builder debounce(Duration debounce) {
       checkState(!debounceSet, "debounce already set");
       config = config.withDebounce(debounce);
