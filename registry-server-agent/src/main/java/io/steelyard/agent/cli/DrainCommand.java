@@ -1,0 +1,38 @@
+package io.steelyard.agent.cli;
+
+import io.steelyard.agent.RegisteredInstance;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Parameters;
+
+@Command(
+    name = "drain",
+    mixinStandardHelpOptions = true,
+    description = {
+      "Set the instance's weight to 0: it stays registered and connected but gets no new calls.",
+      "The weight it had is remembered in a note key <prefix>/.drained/<service>/<address> on the",
+      "instance's lease (so it expires with the instance), for undrain to restore."
+    },
+    footer = {"", "Example:", "  steelyard drain greeter 10.0.0.7:50051"})
+final class DrainCommand extends CliCommand {
+
+  @Parameters(index = "0", paramLabel = "SERVICE", description = "Service name, e.g. greeter.")
+  String service;
+
+  @Parameters(index = "1", paramLabel = "ADDRESS", description = "host:port or [ipv6]:port.")
+  String address;
+
+  @Override
+  public Integer call() {
+    checkService(service);
+    checkAddress(address);
+    RegisteredInstance after = store().drain(service, address);
+    if (after.drainedFromWeight() >= 0) {
+      out().println(
+          address + " drained: weight " + after.drainedFromWeight() + " -> 0"
+              + " (undrain restores " + after.drainedFromWeight() + ")");
+    } else {
+      out().println(address + " was already drained (weight 0)");
+    }
+    return SteelyardCli.EXIT_OK;
+  }
+}
