@@ -1,0 +1,105 @@
+package io.steelyard.registry;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.auth.Permission;
+import io.steelyard.testkit.EtcdCluster;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** User/password authentication against a real etcd with auth enabled. */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class EtcdConnectionAuthIT {
+
+  @RegisterExtension static final EtcdCluster etcd = EtcdCluster.builder().build();
+
+  private static final ByteSequence KEY = bytes("/services/greeter/10.0.0.7:50051");
+
+  @BeforeAll
+  static void enableAuth() throws Exception {
+    try (Client admin = EtcdConnection.of(etcd.endpoints()).connect()) {
+      var auth = admin.getAuthClient();
+      auth.userAdd(bytes("root"), bytes("rootpw")).get(10, TimeUnit.SECONDS);
+      auth.roleAdd(bytes("root")).get(10, TimeUnit.SECONDS);
+      auth.userGrantRole(bytes("root"), bytes("root")).get(10, TimeUnit.SECONDS);
+      // A least-privilege user, as a registry would run with: read/write under /services/ only.
+      auth.userAdd(bytes("steelyard"), bytes("s3cret")).get(10, TimeUnit.SECONDS);
+      auth.roleAdd(bytes("registry")).get(10, TimeUnit.SECONDS);
+      auth.roleGrantPermission(
+              bytes("registry"), bytes("/services/"), bytes("/services0"), Permission.Type.READWRITE)
+          .get(10, TimeUnit.SECONDS);
+      auth.userGrantRole(bytes("steelyard"), bytes("registry")).get(10, TimeUnit.SECONDS);
+      auth.authEnable().get(10, TimeUnit.SECONDS);
+    }
+  }
+
+  @Test
+  void userWithPasswordCanWriteAndRead() throws Exception {
+    EtcdConnection conn =
+        EtcdConnection.builder().endpoints(etcd.endpoints()).user("steelyard", "s3cret").build();
+    try (Client c = conn.connect()) {
+      c.getKVClient().put(KEY, bytes("10.0.0.7:50051|5")).get(10, TimeUnit.SECONDS);
+      var kvs = c.getKVClient().get(KEY).get(10, TimeUnit.SECONDS).getKvs();
+      assertThat(kvs).hasSize(1);
+      assertThat(kvs.get(0).getValue().toString(StandardCharsets.UTF_8)).isEqualTo("10.0.0.7:50051|5");
+    }
+  }
+
+  @Test
+  void userPasswordStringIsParsedLikeTheCliFlag() throws Exception {
+    EtcdConnection conn =
+        EtcdConnection.builder().endpoints(etcd.endpoints()).userPassword("steelyard:s3cret").build();
+    try (Client c = conn.connect()) {
+      assertThat(c.getKVClient().get(KEY).get(10, TimeUnit.SECONDS).getHeader().getRevision())
+          .isPositive();
+    }
+  }
+
+  @Test
+  void wrongPasswordIsRefused() {
+    EtcdConnection conn =
+        EtcdConnection.builder()
+            .endpoints(etcd.endpoints())
+            .user("steelyard", "wrong")
+            .connectTimeout(Duration.ofSeconds(3))
+            .build();
+    try (Client c = conn.connect()) {
+      assertThatThrownBy(() -> c.getKVClient().get(KEY).get(10, TimeUnit.SECONDS))
+          .isInstanceOf(ExecutionException.class)
+          .hasStackTraceContaining("authentication failed");
+    }
+  }
+
+  @Test
+  void anonymousClientIsRefused() {
+    try (Client c = EtcdConnection.of(etcd.endpoints()).connect()) {
+      assertThatThrownBy(() -> c.getKVClient().get(KEY).get(10, TimeUnit.SECONDS))
+          .isInstanceOf(ExecutionException.class)
+          .hasStackTraceContaining("user name is empty");
+    }
+  }
+
+  @Test
+  void roleLimitsTheUserToTheServicesPrefix() {
+    EtcdConnection conn =
+        EtcdConnection.builder().endpoints(etcd.endpoints()).user("steelyard", "s3cret").build();
+    try (Client c = conn.connect()) {
+      assertThatThrownBy(() -> c.getKVClient().put(bytes("/other/key"), bytes("x")).get(10, TimeUnit.SECONDS))
+          .isInstanceOf(ExecutionException.class)
+          .hasStackTraceContaining("permission denied");
+    }
+  }
+
+  private static ByteSequence bytes(String s) {
+    return ByteSequence.from(s, StandardCharsets.UTF_8);
+  }
+}

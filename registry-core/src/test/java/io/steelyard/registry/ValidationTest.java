@@ -1,0 +1,74 @@
+package io.steelyard.registry;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.api.Test;
+
+class ValidationTest {
+
+  @ParameterizedTest
+  @ValueSource(strings = {"greeter", "a", "Greeter-2", "my.service_v1", "0abc"})
+  void acceptsServiceNames(String name) {
+    assertThat(Validation.checkServiceName(name)).isEqualTo(name);
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"", ".", "..", "../x", "a/b", "/a", "a b", " a", "a\tb", "a\nb", "-a", "_a", ".a", "a\u0000", "é"})
+  void refusesServiceNamesThatCouldEscapeTheirPrefix(String name) {
+    assertThatThrownBy(() -> Validation.checkServiceName(name))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith("service: '")
+        .hasMessageNotContaining("\n");
+  }
+
+  @Test
+  void refusesServiceNamesLongerThan253() {
+    assertThat(Validation.isValidServiceName("a".repeat(253))).isTrue();
+    assertThat(Validation.isValidServiceName("a".repeat(254))).isFalse();
+    assertThat(Validation.isValidServiceName(null)).isFalse();
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"10.0.0.7:50051", "localhost:1", "svc.ns.cluster.local:65535", "[::1]:8080", "[fe80::1%eth0]:443", "[2001:db8::7]:50051"})
+  void acceptsAddresses(String address) {
+    assertThat(Validation.checkAddress(address)).isEqualTo(address);
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"", "10.0.0.7", "10.0.0.7:", ":80", "10.0.0.7:0", "10.0.0.7:65536", "::1:80", "[::1]", "[::1]80", "host:port", "a b:80", "h/x:80", "-h:80", "10.0.0.7:+80", "[zz]:80"})
+  void refusesBadAddresses(String address) {
+    assertThatThrownBy(() -> Validation.checkAddress(address))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith("address: '");
+  }
+
+  @Test
+  void weightsAreZeroToOneMillion() {
+    assertThat(Validation.checkWeight(0)).isZero();
+    assertThat(Validation.checkWeight(1_000_000)).isEqualTo(1_000_000);
+    assertThatThrownBy(() -> Validation.checkWeight(-1)).hasMessage("weight: -1 (expected: 0..1000000)");
+    assertThatThrownBy(() -> Validation.checkWeight(1_000_001)).hasMessageStartingWith("weight: 1000001");
+  }
+
+  @Test
+  void prefixesAreNormalisedAndChecked() {
+    assertThat(Validation.checkPrefix("/services/")).isEqualTo("/services");
+    assertThat(Validation.checkPrefix("services")).isEqualTo("services");
+    assertThat(Validation.checkPrefix("/a/b.c")).isEqualTo("/a/b.c");
+    for (String bad : new String[] {"", "/", "//", "/a//b", "/a/../b", "/./a", "/a b", "/a\nb"}) {
+      assertThatThrownBy(() -> Validation.checkPrefix(bad))
+          .as(bad)
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageStartingWith("prefix: ");
+    }
+  }
+
+  @Test
+  void errorMessagesEscapeControlCharacters() {
+    assertThatThrownBy(() -> Validation.checkServiceName("a\nb"))
+        .hasMessageStartingWith("service: 'a\\u000ab'");
+  }
+}

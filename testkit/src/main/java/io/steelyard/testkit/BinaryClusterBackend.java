@@ -1,0 +1,246 @@
+package io.steelyard.testkit;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** Members run from the local etcd binary on loopback ports, each in its own temp directory. */
+final class BinaryClusterBackend implements ClusterBackend {
+
+  private static final Logger log = LoggerFactory.getLogger(BinaryClusterBackend.class);
+
+  static final String INSTALL_HINT =
+      "Install etcd with `apt-get install -y etcd-server etcd-client`, or set ETCD_BINARY to an"
+          + " etcd 3.4+ binary, or start Docker.";
+
+  /** Port races (another process grabbing a port between our probe and etcd's bind) get retried. */
+  private static final int START_ATTEMPTS = 3;
+
+  /**
+   * Test-friendly etcd settings: 100 ms heartbeats and a 1 s election timeout (etcd's defaults,
+   * and the smallest that stay stable on a loaded 2-core machine), snapshots often enough to keep
+   * the WAL short, and a 256 MiB quota so a runaway test fails instead of filling the disk.
+   */
+  private static final List<String> TUNING =
+      List.of(
+          "--heartbeat-interval", "100",
+          "--election-timeout", "1000",
+          "--snapshot-count", "5000",
+          "--quota-backend-bytes", Long.toString(256L * 1024 * 1024),
+          "--logger", "zap");
+
+  private static final Map<Path, Boolean> NO_FSYNC_SUPPORT = new ConcurrentHashMap<>();
+
+  private final Path binary;
+  private final List<String> extraArgs;
+  private final String token = "steelyard-" + UUID.randomUUID();
+  private final Path root;
+  private final List<BinaryMember> members = new ArrayList<>();
+
+  BinaryClusterBackend(int size, Path binary, List<String> extraArgs) {
+    this.binary = binary;
+    this.extraArgs = List.copyOf(extraArgs);
+    try {
+      this.root = Files.createTempDirectory("steelyard-etcd-");
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot create a temp directory for etcd", e);
+    }
+    for (int i = 0; i < size; i++) {
+      String name = "etcd" + i;
+      members.add(new BinaryMember(name, root.resolve(name), this));
+    }
+  }
+
+  /**
+   * The etcd binary to use: {@code explicit} if given, else {@code $ETCD_BINARY}, else {@code
+   * etcd} on the PATH; fails with installation instructions when none is executable.
+   */
+  static Path resolveBinary(Path explicit) {
+    if (explicit != null) {
+      return requireExecutable(explicit, "etcdBinary(" + explicit + ")");
+    }
+    String env = System.getenv("ETCD_BINARY");
+    if (env != null && !env.isBlank()) {
+      return requireExecutable(Path.of(env), "ETCD_BINARY=" + env);
+    }
+    Path found = findOnPath();
+    if (found == null) {
+      throw new IllegalStateException("no etcd binary on PATH and ETCD_BINARY is not set. " + INSTALL_HINT);
+    }
+    return found;
+  }
+
+  static Path findOnPath() {
+    String path = System.getenv("PATH");
+    if (path == null) {
+      return null;
+    }
+    for (String dir : path.split(java.io.File.pathSeparator)) {
+      if (dir.isEmpty()) {
+        continue;
+      }
+      Path candidate = Path.of(dir, "etcd");
+      if (Files.isRegularFile(candidate) && Files.isExecutable(candidate)) {
+        return candidate;
+      }
+    }
+    return null;
+  }
+
+  private static Path requireExecutable(Path binary, String source) {
+    if (!Files.isRegularFile(binary) || !Files.isExecutable(binary)) {
+      throw new IllegalStateException(
+          "etcd binary " + binary + " (from " + source + ") does not exist or is not executable. " + INSTALL_HINT);
+    }
+    return binary;
+  }
+
+  @Override
+  public void start() {
+    for (int attempt = 1; ; attempt++) {
+      assignFreePorts();
+      log.debug("starting {} etcd member(s) from {} in {} (attempt {})", members.size(), binary, root, attempt);
+      try {
+        members.forEach(BinaryMember::launch);
+        // Every member must be launched before any can become healthy: they need a quorum.
+        for (BinaryMember member : members) {
+          member.awaitReady(() -> EtcdHttp.isHealthy(member.clientEndpoint()));
+        }
+        return;
+      } catch (RuntimeException e) {
+        members.forEach(BinaryMember::kill);
+        boolean portRace = members.stream().anyMatch(m -> m.logContains("address already in use"));
+        if (!portRace || attempt >= START_ATTEMPTS) {
+          throw e;
+        }
+        log.info("etcd lost a port race on attempt {}; retrying with new ports", attempt);
+        members.forEach(m -> deleteRecursively(m.dir()));
+      }
+    }
+  }
+
+  @Override
+  public List<BinaryMember> members() {
+    return members;
+  }
+
+  /** Whether enough members run that a starting member can become healthy. */
+  boolean quorumRunning() {
+    long running = members.stream().filter(BinaryMember::isRunning).count();
+    return running + 1 > members.size() / 2;
+  }
+
+  List<String> etcdCommand(BinaryMember member) {
+    String client = member.clientEndpoint().toString();
+    String peer = member.peerUrl().toString();
+    String initialCluster =
+        members.stream().map(m -> m.name() + "=" + m.peerUrl()).collect(Collectors.joining(","));
+    List<String> command = new ArrayList<>();
+    command.add(binary.toString());
+    // On a restart the data dir already holds a WAL, and etcd ignores the --initial-* flags.
+    command.addAll(
+        List.of(
+            "--name", member.name(),
+            "--data-dir", member.dataDir().toString(),
+            "--listen-client-urls", client,
+            "--advertise-client-urls", client,
+            "--listen-peer-urls", peer,
+            "--initial-advertise-peer-urls", peer,
+            "--initial-cluster", initialCluster,
+            "--initial-cluster-state", "new",
+            "--initial-cluster-token", token));
+    command.addAll(TUNING);
+    if (supportsNoFsync(binary)) {
+      command.add("--unsafe-no-fsync"); // etcd 3.5+: tests never need durability across power loss
+    }
+    command.addAll(extraArgs);
+    return command;
+  }
+
+  @Override
+  public void close() {
+    for (BinaryMember member : members) {
+      try {
+        member.kill();
+      } catch (RuntimeException e) {
+        log.warn("could not kill etcd member {}", member.name(), e);
+      }
+    }
+    deleteRecursively(root);
+  }
+
+  Path root() {
+    return root;
+  }
+
+  private void assignFreePorts() {
+    // Hold every probe socket until all ports are chosen so no two members get the same one.
+    List<ServerSocket> sockets = new ArrayList<>();
+    try {
+      InetAddress loopback = InetAddress.getLoopbackAddress();
+      for (int i = 0; i < members.size() * 2; i++) {
+        ServerSocket socket = new ServerSocket(0, 1, loopback);
+        socket.setReuseAddress(true);
+        sockets.add(socket);
+      }
+      for (int i = 0; i < members.size(); i++) {
+        members.get(i).assignPorts(sockets.get(2 * i).getLocalPort(), sockets.get(2 * i + 1).getLocalPort());
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot find free loopback ports for etcd", e);
+    } finally {
+      for (ServerSocket socket : sockets) {
+        try {
+          socket.close();
+        } catch (IOException ignored) {
+          // a probe socket we could not close still frees its port when the JVM exits
+        }
+      }
+    }
+  }
+
+  private static boolean supportsNoFsync(Path binary) {
+    return NO_FSYNC_SUPPORT.computeIfAbsent(binary, BinaryClusterBackend::probeNoFsync);
+  }
+
+  private static boolean probeNoFsync(Path binary) {
+    try {
+      Process help = new ProcessBuilder(binary.toString(), "--help").redirectErrorStream(true).start();
+      help.getOutputStream().close();
+      String text = new String(help.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      help.waitFor(10, TimeUnit.SECONDS);
+      return text.contains("--unsafe-no-fsync");
+    } catch (IOException e) {
+      return false;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    }
+  }
+
+  static void deleteRecursively(Path path) {
+    if (!Files.exists(path)) {
+      return;
+    }
+    try (Stream<Path> walk = Files.walk(path)) {
+      walk.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+    } catch (IOException | UncheckedIOException e) {
+      log.warn("could not delete {}", path, e);
+    }
+  }
+}

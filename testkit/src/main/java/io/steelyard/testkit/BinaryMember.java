@@ -1,0 +1,250 @@
+package io.steelyard.testkit;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One etcd process started from the local binary, under a {@code /bin/sh} watchdog that SIGKILLs
+ * etcd as soon as the test JVM is gone, so even a {@code kill -9} of the JVM leaves nothing behind.
+ * Signals for {@link #stop()}/{@link #kill()} go to the real etcd PID, which the watchdog reports
+ * on its stdout; the watchdog exits right after etcd does.
+ */
+final class BinaryMember implements EtcdMember {
+
+  private static final Logger log = LoggerFactory.getLogger(BinaryMember.class);
+
+  /**
+   * $1 = PID of the JVM never to outlive, $2 = log file, $3 = member directory, rest = etcd command
+   * line. A background subshell polls the JVM once a second (cheap on a shared 2-core box) and
+   * SIGKILLs etcd when the JVM is gone; the foreground {@code wait} makes the watchdog exit as soon
+   * as etcd does. If the JVM died, nobody else will delete the member directory (and the cluster
+   * directory once it is empty), so the watchdog does.
+   */
+  private static final String WATCHDOG =
+      "jvm=$1; log=$2; dir=$3; shift 3\n"
+          + "\"$@\" </dev/null >>\"$log\" 2>&1 &\n"
+          + "child=$!\n"
+          + "echo \"$child\"\n"
+          + "( while kill -0 \"$jvm\" 2>/dev/null; do sleep 1; done; kill -9 \"$child\" 2>/dev/null )"
+          + " </dev/null >/dev/null 2>&1 &\n"
+          + "watcher=$!\n"
+          + "trap 'kill -9 \"$child\" 2>/dev/null' HUP INT TERM\n"
+          + "wait \"$child\"; rc=$?\n"
+          + "kill \"$watcher\" 2>/dev/null\n"
+          + "if ! kill -0 \"$jvm\" 2>/dev/null; then rm -rf \"$dir\"; rmdir \"${dir%/*}\" 2>/dev/null; fi\n"
+          + "exit $rc\n";
+
+  static final Duration START_TIMEOUT = Duration.ofSeconds(60);
+  private static final Duration STOP_TIMEOUT = Duration.ofSeconds(10);
+  private static final int LOG_TAIL_LINES = 40;
+
+  private final String name;
+  private final Path dir;
+  private final BinaryClusterBackend cluster;
+  private volatile int clientPort;
+  private volatile int peerPort;
+  // Written under this; volatile so isRunning() needs no lock (members check each other's state).
+  private volatile Process watchdog;
+  private volatile long etcdPid;
+  private volatile ProcessHandle etcd; // null if etcd exited before we looked it up
+
+  BinaryMember(String name, Path dir, BinaryClusterBackend cluster) {
+    this.name = name;
+    this.dir = dir;
+    this.cluster = cluster;
+  }
+
+  @Override
+  public String name() {
+    return name;
+  }
+
+  @Override
+  public URI clientEndpoint() {
+    return URI.create("http://127.0.0.1:" + clientPort);
+  }
+
+  URI peerUrl() {
+    return URI.create("http://127.0.0.1:" + peerPort);
+  }
+
+  void assignPorts(int client, int peer) {
+    this.clientPort = client;
+    this.peerPort = peer;
+  }
+
+  Path dir() {
+    return dir;
+  }
+
+  Path dataDir() {
+    return dir.resolve("data");
+  }
+
+  Path logFile() {
+    return dir.resolve("etcd.log");
+  }
+
+  /** PID of the etcd process itself, if one was started. */
+  Optional<Long> pid() {
+    return watchdog == null ? Optional.empty() : Optional.of(etcdPid);
+  }
+
+  /** PID of the watchdog shell, if one was started. */
+  Optional<Long> watchdogPid() {
+    return Optional.ofNullable(watchdog).map(Process::pid);
+  }
+
+  @Override
+  public boolean isRunning() {
+    Process w = watchdog;
+    ProcessHandle e = etcd;
+    return w != null && w.isAlive() && e != null && e.isAlive();
+  }
+
+  @Override
+  public synchronized void stop() {
+    if (!isRunning()) {
+      return;
+    }
+    log.debug("stopping {} (pid {})", name, etcd.pid());
+    etcd.destroy();
+    if (!awaitExit(STOP_TIMEOUT)) {
+      log.warn("{} ignored SIGTERM for {}; killing it", name, STOP_TIMEOUT);
+      etcd.destroyForcibly();
+      awaitExit(STOP_TIMEOUT);
+    }
+  }
+
+  @Override
+  public synchronized void kill() {
+    if (!isRunning()) {
+      return;
+    }
+    log.debug("killing {} (pid {})", name, etcd.pid());
+    etcd.destroyForcibly();
+    if (!awaitExit(STOP_TIMEOUT)) {
+      throw new IllegalStateException(name + " (pid " + etcd.pid() + ") still alive after SIGKILL");
+    }
+  }
+
+  @Override
+  public synchronized void start() {
+    if (isRunning()) {
+      return;
+    }
+    launch();
+    BooleanSupplier ready =
+        cluster.quorumRunning()
+            ? () -> EtcdHttp.isHealthy(clientEndpoint())
+            : () -> EtcdHttp.answers(clientEndpoint());
+    try {
+      awaitReady(ready);
+    } catch (RuntimeException e) {
+      kill();
+      throw e;
+    }
+    log.debug("{} serves on {}", name, clientEndpoint());
+  }
+
+  @Override
+  public void restart() {
+    stop();
+    start();
+  }
+
+  /** Starts the process without waiting for it to serve. */
+  synchronized void launch() {
+    if (isRunning()) {
+      return;
+    }
+    List<String> command = new ArrayList<>();
+    command.add("/bin/sh");
+    command.add("-c");
+    command.add(WATCHDOG);
+    command.add("steelyard-etcd-watchdog");
+    command.add(Long.toString(ProcessHandle.current().pid()));
+    command.add(logFile().toString());
+    command.add(dir.toString());
+    command.addAll(cluster.etcdCommand(this));
+    ProcessBuilder builder = new ProcessBuilder(command).directory(dir.toFile());
+    // etcd reads ETCD_* variables as flags; ETCD_BINARY (ours) would only earn a warning, but a
+    // stray ETCD_DATA_DIR or ETCD_LISTEN_CLIENT_URLS in the caller's environment must not leak in.
+    builder.environment().keySet().removeIf(key -> key.startsWith("ETCD_") || key.startsWith("ETCDCTL_"));
+    builder.redirectError(ProcessBuilder.Redirect.appendTo(logFile().toFile()));
+    try {
+      Files.createDirectories(dir);
+      watchdog = builder.start();
+      watchdog.getOutputStream().close();
+      BufferedReader out =
+          new BufferedReader(new InputStreamReader(watchdog.getInputStream(), StandardCharsets.US_ASCII));
+      String line = out.readLine();
+      if (line == null) {
+        throw new IllegalStateException("watchdog for " + name + " exited before starting etcd" + logTail());
+      }
+      etcdPid = Long.parseLong(line.trim());
+      // The watchdog reports the PID right after fork; if etcd already exited, of() is empty.
+      etcd = ProcessHandle.of(etcdPid).orElse(null);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot start etcd member " + name, e);
+    }
+    log.debug("launched {} (etcd pid {}, watchdog pid {}), log {}", name, etcdPid, watchdog.pid(), logFile());
+  }
+
+  void awaitReady(BooleanSupplier ready) {
+    EtcdHttp.await("etcd member " + name + " at " + clientEndpoint(), ready, this::isRunning, START_TIMEOUT, this::logTail);
+  }
+
+  /** Last lines of the member's log, prefixed for use in exception messages. */
+  String logTail() {
+    try {
+      if (!Files.exists(logFile())) {
+        return "; no log at " + logFile();
+      }
+      List<String> lines = Files.readAllLines(logFile(), StandardCharsets.UTF_8);
+      List<String> tail = lines.subList(Math.max(0, lines.size() - LOG_TAIL_LINES), lines.size());
+      return "; last " + tail.size() + " lines of " + logFile() + ":\n" + String.join("\n", tail);
+    } catch (IOException | UncheckedIOException e) {
+      return "; log " + logFile() + " unreadable: " + e;
+    }
+  }
+
+  boolean logContains(String text) {
+    try {
+      return Files.exists(logFile()) && Files.readString(logFile(), StandardCharsets.UTF_8).contains(text);
+    } catch (IOException | UncheckedIOException e) {
+      return false;
+    }
+  }
+
+  // etcd is our grandchild, so we cannot wait() for it; the watchdog is our child and exits as
+  // soon as its wait on etcd returns, so waiting for the watchdog covers both.
+  private boolean awaitExit(Duration timeout) {
+    try {
+      boolean exited = watchdog.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS);
+      return exited && (etcd == null || !etcd.isAlive());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while stopping " + name, e);
+    }
+  }
+
+  @Override
+  public String toString() {
+    return name + "@" + clientEndpoint();
+  }
+}

@@ -1,0 +1,354 @@
+package io.steelyard.testkit;
+
+import java.net.URI;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.testcontainers.DockerClientFactory;
+
+/**
+ * A real etcd cluster (1 to 5 members) for tests: Docker containers (Testcontainers) where a
+ * Docker engine is available, otherwise the local {@code etcd} binary on loopback ports.
+ *
+ * <p>As a JUnit 5 extension on a static field it starts before the class's first test and is
+ * closed after its last:
+ *
+ * <pre>{@code
+ * @RegisterExtension
+ * static final EtcdCluster etcd = EtcdCluster.builder().members(3).build();
+ *
+ * @Test
+ * void survivesLeaderLoss() {
+ *   Client client = Client.builder().endpoints(etcd.clientEndpoints().toArray(URI[]::new)).build();
+ *   etcd.leader().kill();
+ *   etcd.awaitHealthy(Duration.ofSeconds(15));
+ *   ...
+ * }
+ * }</pre>
+ *
+ * <p>Standalone, use try-with-resources: {@code try (EtcdCluster etcd = EtcdCluster.builder().build())
+ * { etcd.start(); ... }}.
+ *
+ * <p>Processes are always cleaned up: by {@link #close()}, by a JVM shutdown hook, and, for the
+ * binary backend, by a per-member watchdog that kills etcd within a second of the JVM dying even
+ * by SIGKILL (with Docker, Testcontainers' Ryuk does the same). Each member logs to {@code
+ * etcd.log} in its own temp directory; a failed start reports the tail of that log.
+ *
+ * <p>Thread-safe. {@link #start()} takes about a second for one binary member and a few seconds
+ * for three; methods that wait are bounded and throw {@link IllegalStateException} on timeout.
+ */
+public final class EtcdCluster implements BeforeAllCallback, AfterAllCallback, AutoCloseable {
+
+  private static final Logger log = LoggerFactory.getLogger(EtcdCluster.class);
+
+  /** Bound for {@link #leaderIndex()}. */
+  private static final Duration LEADER_TIMEOUT = Duration.ofSeconds(10);
+  /** Bound for the whole cluster to become healthy after start; generous for a loaded CI box. */
+  private static final Duration START_TIMEOUT = Duration.ofSeconds(60);
+
+  private static final Set<EtcdCluster> OPEN = ConcurrentHashMap.newKeySet();
+
+  static {
+    Thread hook = new Thread(() -> OPEN.forEach(EtcdCluster::close), "steelyard-etcd-shutdown");
+    Runtime.getRuntime().addShutdownHook(hook);
+  }
+
+  /** Where the members run. */
+  public enum Backend {
+    /** Docker if {@code DockerClientFactory.instance().isDockerAvailable()}, else the binary. */
+    AUTO,
+    /** The local etcd binary ({@link Builder#etcdBinary}, {@code $ETCD_BINARY} or {@code etcd} on the PATH). */
+    BINARY,
+    /** Testcontainers; the host port of a member may change when it is started again. */
+    DOCKER
+  }
+
+  private final int size;
+  private final Backend requestedBackend;
+  private final Path etcdBinary;
+  private final List<String> extraArgs;
+
+  private ClusterBackend backend; // guarded by this
+  private boolean closed; // guarded by this
+  private String startedBy; // guarded by this; unique id of the extension context that started us
+
+  private EtcdCluster(Builder builder) {
+    this.size = builder.members;
+    this.requestedBackend = builder.backend;
+    this.etcdBinary = builder.etcdBinary;
+    this.extraArgs = builder.extraArgs;
+  }
+
+  /** A builder with defaults: one member, {@link Backend#AUTO}. */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** Configures an {@link EtcdCluster}; not thread-safe. */
+  public static final class Builder {
+    private int members = 1;
+    private Backend backend = Backend.AUTO;
+    private Path etcdBinary;
+    private List<String> extraArgs = List.of();
+
+    private Builder() {}
+
+    /** Number of members; 1 or 3 are the useful ones, 1 to 5 are accepted. Default 1. */
+    public Builder members(int n) {
+      if (n < 1 || n > 5) {
+        throw new IllegalArgumentException("members: " + n + " (expected: 1..5)");
+      }
+      this.members = n;
+      return this;
+    }
+
+    /** Where members run. Default {@link Backend#AUTO}. */
+    public Builder backend(Backend b) {
+      this.backend = Objects.requireNonNull(b, "backend");
+      return this;
+    }
+
+    /** The etcd executable for the binary backend. Default: {@code $ETCD_BINARY}, else {@code etcd} on the PATH. */
+    public Builder etcdBinary(Path p) {
+      this.etcdBinary = Objects.requireNonNull(p, "etcdBinary");
+      return this;
+    }
+
+    /** Extra etcd flags, appended to every member's command line (both backends). */
+    public Builder extraArgs(String... a) {
+      Objects.requireNonNull(a, "extraArgs");
+      List<String> args = Arrays.asList(a);
+      args.forEach(arg -> Objects.requireNonNull(arg, "extraArgs element"));
+      this.extraArgs = List.copyOf(args);
+      return this;
+    }
+
+    /** A cluster that is not started yet. */
+    public EtcdCluster build() {
+      return new EtcdCluster(this);
+    }
+  }
+
+  @Override
+  public void beforeAll(ExtensionContext context) {
+    synchronized (this) {
+      if (startedBy == null && backend == null) {
+        startedBy = context.getUniqueId();
+      }
+    }
+    start();
+  }
+
+  @Override
+  public void afterAll(ExtensionContext context) {
+    // An extension on an outer class also sees @Nested classes' callbacks; only the context that
+    // started the cluster may close it.
+    synchronized (this) {
+      if (startedBy != null && !startedBy.equals(context.getUniqueId())) {
+        return;
+      }
+    }
+    close();
+  }
+
+  /**
+   * Starts every member and waits until each is healthy and a leader exists. Idempotent.
+   *
+   * @throws IllegalStateException if no etcd can be started (the message says what to install),
+   *     if a member fails to start (the message has the tail of its log), or after {@link #close()}
+   */
+  public synchronized void start() {
+    if (closed) {
+      throw new IllegalStateException("etcd cluster already closed");
+    }
+    if (backend != null) {
+      return;
+    }
+    ClusterBackend created = createBackend();
+    OPEN.add(this);
+    backend = created;
+    try {
+      created.start();
+      awaitHealthy(START_TIMEOUT);
+    } catch (RuntimeException e) {
+      backend = null;
+      OPEN.remove(this);
+      created.close();
+      throw e;
+    }
+    log.info("etcd cluster of {} member(s) up at {}", size, endpoints());
+  }
+
+  private ClusterBackend createBackend() {
+    switch (requestedBackend) {
+      case BINARY:
+        return new BinaryClusterBackend(size, BinaryClusterBackend.resolveBinary(etcdBinary), extraArgs);
+      case DOCKER:
+        return new DockerClusterBackend(size, extraArgs);
+      case AUTO:
+      default:
+        if (dockerAvailable()) {
+          return new DockerClusterBackend(size, extraArgs);
+        }
+        if (etcdBinary == null && System.getenv("ETCD_BINARY") == null && BinaryClusterBackend.findOnPath() == null) {
+          throw new IllegalStateException(
+              "no etcd available: Docker is not running and there is no etcd binary. "
+                  + BinaryClusterBackend.INSTALL_HINT);
+        }
+        return new BinaryClusterBackend(size, BinaryClusterBackend.resolveBinary(etcdBinary), extraArgs);
+    }
+  }
+
+  private static boolean dockerAvailable() {
+    try {
+      return DockerClientFactory.instance().isDockerAvailable();
+    } catch (RuntimeException | LinkageError e) {
+      log.debug("Docker is not usable", e);
+      return false;
+    }
+  }
+
+  /** Stops every member and deletes their data. Idempotent; never throws. */
+  @Override
+  public synchronized void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    OPEN.remove(this);
+    if (backend != null) {
+      backend.close();
+      backend = null;
+    }
+  }
+
+  /** The number of members. */
+  public int size() {
+    return size;
+  }
+
+  /** The member at {@code index} ({@code 0 <= index < size()}); the cluster must be started. */
+  public EtcdMember member(int index) {
+    List<EtcdMember> all = members();
+    if (index < 0 || index >= all.size()) {
+      throw new IndexOutOfBoundsException("index: " + index + " (expected: 0.." + (all.size() - 1) + ")");
+    }
+    return all.get(index);
+  }
+
+  /** All members, in index order; the cluster must be started. */
+  public synchronized List<EtcdMember> members() {
+    if (backend == null) {
+      throw new IllegalStateException(closed ? "etcd cluster already closed" : "etcd cluster not started");
+    }
+    return List.copyOf(backend.members());
+  }
+
+  /**
+   * Each member's client URL, e.g. {@code http://127.0.0.1:40001}, in index order. Stable across
+   * member restarts with the binary backend; re-read it after a restart with Docker.
+   */
+  public List<URI> clientEndpoints() {
+    return members().stream().map(EtcdMember::clientEndpoint).collect(Collectors.toUnmodifiableList());
+  }
+
+  /** {@link #clientEndpoints()} joined with commas, e.g. {@code http://127.0.0.1:40001,http://127.0.0.1:40002}. */
+  public String endpoints() {
+    return clientEndpoints().stream().map(URI::toString).collect(Collectors.joining(","));
+  }
+
+  /**
+   * Index of the running member that is the current leader, waiting up to 10 s for one.
+   *
+   * @throws IllegalStateException if no leader emerges in time
+   */
+  public int leaderIndex() {
+    long deadline = System.nanoTime() + LEADER_TIMEOUT.toNanos();
+    while (true) {
+      Optional<Integer> leader = findLeader();
+      if (leader.isPresent()) {
+        return leader.get();
+      }
+      if (System.nanoTime() - deadline > 0) {
+        throw new IllegalStateException("no etcd leader among running members after " + LEADER_TIMEOUT + ": " + describe());
+      }
+      EtcdHttp.pause();
+    }
+  }
+
+  /** The current leader; see {@link #leaderIndex()}. */
+  public EtcdMember leader() {
+    return member(leaderIndex());
+  }
+
+  /**
+   * Waits until every running member answers {@code /health} with true and one of them is leader.
+   *
+   * @throws IllegalStateException on timeout, with each member's state
+   */
+  public void awaitHealthy(Duration timeout) {
+    Objects.requireNonNull(timeout, "timeout");
+    List<EtcdMember> all = members();
+    EtcdHttp.await(
+        "etcd cluster " + all,
+        () ->
+            all.stream().filter(EtcdMember::isRunning).allMatch(m -> EtcdHttp.isHealthy(m.clientEndpoint()))
+                && findLeader().isPresent(),
+        () -> true,
+        timeout,
+        () -> ": " + describe());
+  }
+
+  // A member that reports itself as leader is the leader; followers may still name a dead one.
+  private Optional<Integer> findLeader() {
+    List<EtcdMember> all = members();
+    for (int i = 0; i < all.size(); i++) {
+      EtcdMember member = all.get(i);
+      if (member.isRunning()
+          && EtcdHttp.status(member.clientEndpoint()).map(EtcdHttp.Status::isLeader).orElse(false)) {
+        return Optional.of(i);
+      }
+    }
+    return Optional.empty();
+  }
+
+  private String describe() {
+    List<String> states = new ArrayList<>();
+    for (EtcdMember member : members()) {
+      String state;
+      if (!member.isRunning()) {
+        state = "stopped";
+      } else {
+        state =
+            (EtcdHttp.isHealthy(member.clientEndpoint()) ? "healthy" : "unhealthy")
+                + EtcdHttp.status(member.clientEndpoint())
+                    .map(s -> s.isLeader() ? ", leader" : ", leader=" + s.leaderId())
+                    .orElse(", no status");
+      }
+      states.add(member.name() + "@" + member.clientEndpoint() + " " + state);
+    }
+    return String.join("; ", states);
+  }
+
+  @Override
+  public String toString() {
+    synchronized (this) {
+      if (backend == null) {
+        return "EtcdCluster[" + size + " member(s), " + (closed ? "closed" : "not started") + "]";
+      }
+    }
+    return "EtcdCluster[" + endpoints() + "]";
+  }
+}

@@ -1,0 +1,121 @@
+package io.steelyard.testkit;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Health, readiness and leadership probes over etcd's plain HTTP endpoints, so the testkit needs
+ * no etcd client at compile scope. Verified against etcd 3.4.23: {@code GET /health} answers
+ * {@code {"health":"true"}} and the grpc-gateway {@code POST /v3/maintenance/status} with body
+ * {@code {}} answers {@code {"header":{..."member_id":"136..."...},..."leader":"136..."}} (uint64
+ * values are JSON strings; we also accept bare numbers).
+ */
+final class EtcdHttp {
+
+  private static final HttpClient CLIENT =
+      HttpClient.newBuilder()
+          .version(HttpClient.Version.HTTP_1_1)
+          .connectTimeout(Duration.ofSeconds(1))
+          .build();
+  private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(2);
+  private static final long POLL_MILLIS = 100;
+  private static final Pattern HEALTHY = Pattern.compile("\"health\"\\s*:\\s*\"?true\"?");
+  private static final Pattern MEMBER_ID = Pattern.compile("\"member_id\"\\s*:\\s*\"?(\\d+)\"?");
+  private static final Pattern LEADER = Pattern.compile("\"leader\"\\s*:\\s*\"?(\\d+)\"?");
+
+  private EtcdHttp() {}
+
+  /** Member id and the leader id it believes in ({@code "0"} when it knows none). */
+  record Status(String memberId, String leaderId) {
+    boolean isLeader() {
+      return !"0".equals(leaderId) && memberId.equals(leaderId);
+    }
+  }
+
+  static boolean isHealthy(URI endpoint) {
+    return get(endpoint, "/health").filter(body -> HEALTHY.matcher(body).find()).isPresent();
+  }
+
+  /** Whether the member answers HTTP at all (it may still lack a leader). */
+  static boolean answers(URI endpoint) {
+    return get(endpoint, "/version").isPresent();
+  }
+
+  static Optional<Status> status(URI endpoint) {
+    HttpRequest request =
+        HttpRequest.newBuilder(endpoint.resolve("/v3/maintenance/status"))
+            .timeout(REQUEST_TIMEOUT)
+            .header("Content-Type", "application/json")
+            .POST(HttpRequest.BodyPublishers.ofString("{}"))
+            .build();
+    return send(request)
+        .flatMap(
+            body -> {
+              Matcher member = MEMBER_ID.matcher(body);
+              Matcher leader = LEADER.matcher(body);
+              if (!member.find() || !leader.find()) {
+                return Optional.empty();
+              }
+              return Optional.of(new Status(member.group(1), leader.group(1)));
+            });
+  }
+
+  /**
+   * Polls until {@code ready} holds; fails fast with {@code diagnostics} when {@code alive} turns
+   * false or the timeout passes.
+   */
+  static void await(
+      String what,
+      BooleanSupplier ready,
+      BooleanSupplier alive,
+      Duration timeout,
+      Supplier<String> diagnostics) {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (true) {
+      if (ready.getAsBoolean()) {
+        return;
+      }
+      if (!alive.getAsBoolean()) {
+        throw new IllegalStateException(what + ": process exited" + diagnostics.get());
+      }
+      if (System.nanoTime() - deadline > 0) {
+        throw new IllegalStateException(what + ": not ready after " + timeout + diagnostics.get());
+      }
+      pause();
+    }
+  }
+
+  static void pause() {
+    try {
+      Thread.sleep(POLL_MILLIS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while waiting for etcd", e);
+    }
+  }
+
+  private static Optional<String> get(URI endpoint, String path) {
+    return send(HttpRequest.newBuilder(endpoint.resolve(path)).timeout(REQUEST_TIMEOUT).GET().build());
+  }
+
+  private static Optional<String> send(HttpRequest request) {
+    try {
+      HttpResponse<String> response = CLIENT.send(request, HttpResponse.BodyHandlers.ofString());
+      return response.statusCode() == 200 ? Optional.of(response.body()) : Optional.empty();
+    } catch (IOException e) {
+      return Optional.empty();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while probing " + request.uri(), e);
+    }
+  }
+}
