@@ -1,0 +1,54 @@
+package io.steelyard.agent;
+
+import static com.google.common.base.Preconditions.checkArgument;
+import static java.util.Objects.requireNonNull;
+
+import java.time.Duration;
+import java.util.Random;
+
+/**
+ * Capped exponential backoff with jitter for re-registration attempts: attempt {@code n} (0-based)
+ * waits {@code min(max, initial * 2^n)} scaled by a random factor in {@code [1 - jitter, 1 + jitter]},
+ * and never more than {@code max}. Jitter spreads the retries of many servers that lost etcd at
+ * the same moment, so they do not all grant leases in the same millisecond when it returns.
+ *
+ * <p>Immutable apart from the injected {@link Random}; used only on the registration's thread.
+ */
+final class Backoff {
+
+  private final long initialNanos;
+  private final long maxNanos;
+  private final double jitter;
+  private final Random random;
+
+  Backoff(Duration initial, Duration max, double jitter, Random random) {
+    requireNonNull(initial, "initial");
+    requireNonNull(max, "max");
+    checkArgument(
+        !initial.isNegative() && !initial.isZero(), "retryInitialDelay: %s (expected: > 0)", initial);
+    checkArgument(
+        max.compareTo(initial) >= 0, "retryMaxDelay: %s (expected: >= %s)", max, initial);
+    checkArgument(jitter >= 0 && jitter < 1, "jitter: %s (expected: 0 <= jitter < 1)", jitter);
+    this.initialNanos = initial.toNanos();
+    this.maxNanos = max.toNanos();
+    this.jitter = jitter;
+    this.random = requireNonNull(random, "random");
+  }
+
+  /** The delay before retry number {@code attempt} (0 for the first retry). */
+  long delayNanos(int attempt) {
+    checkArgument(attempt >= 0, "attempt: %s (expected: >= 0)", attempt);
+    // 2^62 already exceeds any sane cap; stop doubling before the long overflows.
+    long base = attempt >= 62 ? maxNanos : Math.min(maxNanos, saturatedShift(initialNanos, attempt));
+    double factor = 1 + jitter * (2 * random.nextDouble() - 1);
+    long jittered = (long) (base * factor);
+    return Math.max(1, Math.min(maxNanos, jittered));
+  }
+
+  private static long saturatedShift(long value, int shift) {
+    if (value > (Long.MAX_VALUE >> shift)) {
+      return Long.MAX_VALUE;
+    }
+    return value << shift;
+  }
+}

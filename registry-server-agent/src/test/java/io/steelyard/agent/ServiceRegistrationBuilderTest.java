@@ -1,0 +1,125 @@
+package io.steelyard.agent;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.steelyard.registry.EtcdConnection;
+import io.steelyard.registry.ValueFormat;
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** Bad input fails at build time, naming the value; nothing here talks to etcd. */
+class ServiceRegistrationBuilderTest {
+
+  // Connecting is lazy: building (and closing) a registration never dials this.
+  private static final EtcdConnection ETCD = EtcdConnection.of("http://127.0.0.1:1");
+
+  private static ServiceRegistration.Builder builder() {
+    return ServiceRegistration.builder(ETCD, "greeter", "10.0.0.7:50051");
+  }
+
+  @Test
+  void invalidServiceNameIsRefusedNamingIt() {
+    assertThatThrownBy(() -> ServiceRegistration.builder(ETCD, "../etc", "10.0.0.7:50051"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("'../etc'");
+  }
+
+  @Test
+  void invalidAddressIsRefusedNamingIt() {
+    assertThatThrownBy(() -> ServiceRegistration.builder(ETCD, "greeter", "10.0.0.7"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("'10.0.0.7'");
+    assertThatThrownBy(() -> ServiceRegistration.builder(ETCD, "greeter", "host:70000"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("'host:70000'");
+  }
+
+  @Test
+  void invalidWeightIsRefusedNamingIt() {
+    assertThatThrownBy(() -> builder().weight(-1))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("weight: -1");
+    assertThatThrownBy(() -> builder().weight(1_000_001))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("weight: 1000001");
+  }
+
+  @Test
+  void ttlBelowTwoSecondsIsRefusedNamingIt() {
+    assertThatThrownBy(() -> builder().ttl(Duration.ofMillis(1500)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("ttl: PT1.5S")
+        .hasMessageContaining(">= 2s");
+    assertThatThrownBy(() -> builder().ttlSeconds(1))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("ttl: 1s");
+    assertThatThrownBy(() -> builder().ttl(Duration.ofSeconds(-3)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("ttl: PT-3S");
+  }
+
+  @Test
+  void fractionalTtlIsRoundedUpToWholeSeconds() {
+    try (ServiceRegistration reg = builder().ttl(Duration.ofMillis(2500)).build()) {
+      assertThat(reg.ttlSeconds()).isEqualTo(3);
+    }
+  }
+
+  @Test
+  void defaultsAreTenSecondsWeightOneAndTheDefaultKey() {
+    try (ServiceRegistration reg = builder().build()) {
+      assertThat(reg.ttlSeconds()).isEqualTo(10);
+      assertThat(reg.weight()).isEqualTo(1);
+      assertThat(reg.key()).isEqualTo("/services/greeter/10.0.0.7:50051");
+      assertThat(reg.state()).isEqualTo(RegistrationState.NEW);
+      assertThat(reg.leaseId()).isZero();
+    }
+  }
+
+  @Test
+  void metadataWithPipeFormatIsRefused() {
+    assertThatThrownBy(
+            () -> builder().format(ValueFormat.PIPE).metadata(Map.of("zone", "a")).build())
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("format: PIPE");
+  }
+
+  @Test
+  void metadataMayNotCarryTheWeight() {
+    assertThatThrownBy(() -> builder().metadata(Map.of("weight", "5")).build())
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("metadata");
+  }
+
+  @Test
+  void plainFormatWithAWeightIsRefused() {
+    assertThatThrownBy(() -> builder().format(ValueFormat.PLAIN).weight(5).build())
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("format: PLAIN");
+  }
+
+  @Test
+  void badTimeoutsAndBackoffAreRefusedNamingThem() {
+    assertThatThrownBy(() -> builder().operationTimeout(Duration.ZERO))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("operationTimeout: PT0S");
+    assertThatThrownBy(() -> builder().closeTimeout(Duration.ofSeconds(-1)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("closeTimeout: PT-1S");
+    assertThatThrownBy(() -> builder().retryBackoff(Duration.ofSeconds(2), Duration.ofSeconds(1)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("retryMaxDelay: PT1S");
+  }
+
+  @Test
+  void closeBeforeStartIsQuickAndIdempotent() {
+    ServiceRegistration reg = builder().build();
+    reg.close();
+    reg.close();
+    assertThat(reg.state()).isEqualTo(RegistrationState.CLOSED);
+    assertThat(reg.registered()).isCompletedExceptionally();
+    assertThatThrownBy(reg::start).isInstanceOf(IllegalStateException.class);
+  }
+}
