@@ -57,6 +57,7 @@ import picocli.CommandLine.Spec;
       WeightCommand.class,
       DrainCommand.class,
       UndrainCommand.class,
+      RegisterCommand.class,
       DeregisterCommand.class,
       WatchCommand.class,
     })
@@ -294,6 +295,11 @@ public final class SteelyardCli implements Callable<Integer> {
           }
           return new ConnectionSettings(b.build(), layout);
         });
+  }
+
+  /** Remembers where etcd is, so an "unreachable" message can say where it looked. */
+  void noteConnection(ConnectionSettings settings) {
+    this.settings = settings;
   }
 
   /** A jetcd client for {@code settings}, closed when the CLI returns. */
