@@ -233,7 +233,7 @@ public final class SteelyardCli implements Callable<Integer> {
     return EXIT_USAGE;
   }
 
-  private int handleFailure(Throwable e) {
+  int handleFailure(Throwable e) {
     if (e instanceof RegistryException re) {
       String where =
           re.kind() == RegistryException.Kind.UNAVAILABLE && settings != null
