@@ -25,13 +25,19 @@ final class DrainCommand extends CliCommand {
   public Integer call() {
     checkService(service);
     checkAddress(address);
-    RegisteredInstance after = store().drain(service, address);
-    if (after.drainedFromWeight() >= 0) {
+    var store = store();
+    int before = store.require(service, address).acceptedOrThrow().weight();
+    RegisteredInstance after = store.drain(service, address);
+    if (before != 0 && after.drainedFromWeight() >= 0) {
       out().println(
           address + " drained: weight " + after.drainedFromWeight() + " -> 0"
               + " (undrain restores " + after.drainedFromWeight() + ")");
     } else {
-      out().println(address + " was already drained (weight 0)");
+      out().println(
+          address + " was already drained (weight 0"
+              + (after.drainedFromWeight() >= 0
+                  ? "; undrain restores " + after.drainedFromWeight() : "")
+              + ")");
     }
     return SteelyardCli.EXIT_OK;
   }

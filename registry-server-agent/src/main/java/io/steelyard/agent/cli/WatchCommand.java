@@ -60,6 +60,7 @@ final class WatchCommand extends CliCommand {
   private final AtomicReference<Throwable> failure = new AtomicReference<>();
   private KeyLayout layout;
   private int changes;
+  @Nullable private Throwable failed;
 
   @Override
   public Integer call() {
@@ -118,9 +119,11 @@ final class WatchCommand extends CliCommand {
       err().flush();
       stop.await();
     } finally {
+      // Read before closing: closing the watcher completes it, which is not a failure.
+      failed = failure.get();
       watcher.close();
     }
-    Throwable e = failure.get();
+    Throwable e = failed;
     if (e != null && (count == null || changes < count)) {
       throw new RegistryException(
           RegistryException.Kind.UNAVAILABLE,

@@ -1,7 +1,10 @@
 package io.steelyard.agent.cli;
 
+import com.google.common.annotations.VisibleForTesting;
 import io.steelyard.agent.RegisteredInstance;
 import io.steelyard.registry.DecodedValue;
+import java.util.function.Consumer;
+import javax.annotation.Nullable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Parameters;
@@ -57,6 +60,12 @@ final class WeightCommand extends CliCommand {
       },
       footer = {"", "Example:", "  steelyard weight set greeter 10.0.0.7:50051 8"})
   static final class Set extends CliCommand {
+    /**
+     * Runs between reading the instance and writing it back, so a test can change the key in
+     * that window and see the revision guard refuse the write. Null outside tests.
+     */
+    @VisibleForTesting @Nullable static volatile Consumer<RegisteredInstance> afterReadForTest;
+
     @Parameters(index = "0", paramLabel = "SERVICE", description = "Service name, e.g. greeter.")
     String service;
 
@@ -74,6 +83,10 @@ final class WeightCommand extends CliCommand {
       var store = store();
       RegisteredInstance before = store.require(service, address);
       int old = before.acceptedOrThrow().weight();
+      Consumer<RegisteredInstance> hook = afterReadForTest;
+      if (hook != null) {
+        hook.accept(before);
+      }
       store.setWeight(before, w);
       out().println(address + " weight " + old + " -> " + w);
       return SteelyardCli.EXIT_OK;
