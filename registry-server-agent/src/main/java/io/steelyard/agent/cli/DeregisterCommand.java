@@ -8,9 +8,10 @@ import picocli.CommandLine.Parameters;
     name = "deregister",
     mixinStandardHelpOptions = true,
     description = {
-      "Delete the instance's key (and its drain note). The lease is left alone: an agent that",
-      "owns it keeps it and, by design, does not re-register until it is restarted.",
-      "A key that does not exist fails with exit 1."
+      "Delete the instance's key (and its drain note).",
+      "The lease is left alone. An agent or sidecar holding the key respects",
+      "the delete and stays deregistered until restarted. A key that does not",
+      "exist fails with exit 1."
     },
     footer = {"", "Example:", "  steelyard deregister greeter 10.0.0.7:50051"})
 final class DeregisterCommand extends CliCommand {

@@ -8,9 +8,10 @@ import picocli.CommandLine.Parameters;
     name = "drain",
     mixinStandardHelpOptions = true,
     description = {
-      "Set the instance's weight to 0: it stays registered and connected but gets no new calls.",
-      "The weight it had is remembered in a note key <prefix>/.drained/<service>/<address> on the",
-      "instance's lease (so it expires with the instance), for undrain to restore."
+      "Drain an instance: set its weight to 0.",
+      "It stays registered and connected but gets no new calls. The weight it",
+      "had is kept in a note key <prefix>/.drained/<service>/<address> on the",
+      "instance's lease (so it expires with the instance) for undrain."
     },
     footer = {"", "Example:", "  steelyard drain greeter 10.0.0.7:50051"})
 final class DrainCommand extends CliCommand {

@@ -16,8 +16,10 @@ import picocli.CommandLine.Parameters;
     name = "list",
     mixinStandardHelpOptions = true,
     description = {
-      "List the instances of SERVICE: address, weight, lease, TTL left, value format, metadata.",
-      "Keys whose value cannot be read are listed as 'malformed' with the reason, not hidden."
+      "List the instances of SERVICE.",
+      "Shows address, weight, lease (hex, as etcdctl), TTL left, value format",
+      "and metadata. Keys whose value cannot be read are listed as 'malformed'",
+      "with the reason, not hidden."
     },
     footer = {
       "",

@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -22,18 +23,20 @@ import picocli.CommandLine.Parameters;
     name = "register",
     mixinStandardHelpOptions = true,
     description = {
-      "Sidecar for a server that cannot embed the agent: registers ADDRESS under SERVICE with",
-      "the agent library (leased key, keepalive, re-registration when the lease is lost) and",
-      "holds it until SIGINT or SIGTERM, then revokes the lease (the key is gone at once) and",
-      "exits 0. Fails with exit 1 if the key is not in etcd within --timeout of starting.",
-      "If an operator deregisters the instance meanwhile, it stays deregistered (a warning is",
-      "printed) until the sidecar is restarted."
+      "Register an instance and hold it, as a sidecar.",
+      "For a server that cannot embed the agent: registers ADDRESS under SERVICE",
+      "with the agent library (leased key, keepalive, re-registration when the",
+      "lease is lost) until SIGINT or SIGTERM, then revokes the lease (the key",
+      "is gone at once) and exits 0. Exits 1 if the key is not in etcd within",
+      "--timeout of starting. If someone deregisters the instance meanwhile, it",
+      "stays deregistered (with a warning) until the sidecar is restarted."
     },
     footer = {
       "",
       "Examples:",
       "  steelyard register greeter 10.0.0.7:50051 --weight 5",
-      "  steelyard register greeter 10.0.0.7:50051 --ttl 5s --meta zone=eu-1 --meta version=2"
+      "  steelyard register greeter 10.0.0.7:50051 --ttl 5s \\",
+      "      --meta zone=eu-1 --meta version=2"
     })
 final class RegisterCommand extends CliCommand {
 
@@ -60,22 +63,26 @@ final class RegisterCommand extends CliCommand {
       paramLabel = "DURATION",
       defaultValue = "10s",
       converter = DurationConverter.class,
-      description = "Lease TTL, at least 2s (default: ${DEFAULT-VALUE}): how long the key outlives"
-          + " a killed sidecar.")
+      description = {
+        "Lease TTL, at least 2s (default: ${DEFAULT-VALUE}): how",
+        "long the key outlives a killed sidecar."
+      })
   Duration ttl;
 
   @Option(
       names = "--format",
       paramLabel = "FORMAT",
-      description = "Value format: pipe (address|weight) or json (Go etcd naming, carries"
-          + " metadata). Default: pipe, or json when --meta is given.")
+      description = {
+        "pipe (address|weight) or json (Go etcd naming,",
+        "carries metadata). Default: pipe, or json with --meta."
+      })
   @Nullable
   Format format;
 
   @Option(
       names = "--meta",
       paramLabel = "KEY=VALUE",
-      description = "Metadata (json format only), repeatable. Example: --meta zone=eu-1")
+      description = {"Metadata (json format only), repeatable.", "Example: --meta zone=eu-1"})
   List<String> meta = List.of();
 
   @Override
@@ -116,7 +123,7 @@ final class RegisterCommand extends CliCommand {
           "registered " + registration.key() + " weight=" + w
               + " lease=" + ListCommand.leaseText(registration.leaseId())
               + " ttl=" + registration.ttlSeconds() + "s"
-              + (metadata.isEmpty() ? "" : " " + ListCommand.metadataText(metadata))
+              + (metadata.isEmpty() ? "" : " " + ListCommand.metadataText(new TreeMap<>(metadata)))
               + " (SIGINT/SIGTERM to deregister)");
       out().flush();
       cli.stopSignal().await();

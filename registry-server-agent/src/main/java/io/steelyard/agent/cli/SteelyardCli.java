@@ -41,13 +41,17 @@ import picocli.CommandLine.Spec;
     sortOptions = false,
     usageHelpAutoWidth = true,
     description = {
-      "Operate the steelyard service registry in etcd: list instances, change weights, drain,",
-      "run a registration sidecar, watch changes.",
+      "Operate the steelyard service registry in etcd: list instances, change",
+      "weights, drain, run a registration sidecar, watch changes.",
+      "Global options go before or after the command.",
     },
     footer = {
       "",
-      "Exit codes: 0 success; 1 the operation failed (not registered, etcd unreachable within",
-      "--timeout, revision conflict); 2 usage error (bad service name, address, weight, option).",
+      "Exit codes:",
+      "  0  success",
+      "  1  the operation failed: not registered, etcd unreachable within",
+      "     --timeout, revision conflict (one line on stderr)",
+      "  2  usage error: bad service name, address, weight or option",
       "",
       "Example:",
       "  steelyard --endpoints http://10.0.0.1:2379 list greeter",
@@ -75,9 +79,10 @@ public final class SteelyardCli implements Callable<Integer> {
       paramLabel = "URLS",
       scope = ScopeType.INHERIT,
       description = {
-        "Comma-separated etcd endpoints (default: $STEELYARD_ETCD_ENDPOINTS, else "
-            + EtcdConnection.DEFAULT_ENDPOINTS + ").",
-        "Example: --endpoints http://10.0.0.1:2379,http://10.0.0.2:2379"
+        "etcd endpoints, comma-separated. Default:",
+        "$STEELYARD_ETCD_ENDPOINTS, else",
+        EtcdConnection.DEFAULT_ENDPOINTS,
+        "Example: --endpoints http://10.0.0.1:2379"
       })
   @Nullable
   String endpoints;
@@ -86,7 +91,7 @@ public final class SteelyardCli implements Callable<Integer> {
       names = "--user",
       paramLabel = "USER:PASSWORD",
       scope = ScopeType.INHERIT,
-      description = "etcd user and password. Example: --user steelyard:secret")
+      description = {"etcd user and password.", "Example: --user steelyard:secret"})
   @Nullable
   String user;
 
@@ -94,7 +99,7 @@ public final class SteelyardCli implements Callable<Integer> {
       names = "--cacert",
       paramLabel = "FILE",
       scope = ScopeType.INHERIT,
-      description = "CA certificate to trust for TLS. Example: --cacert ca.pem")
+      description = {"CA certificate to trust for TLS.", "Example: --cacert ca.pem"})
   @Nullable
   Path caCert;
 
@@ -102,7 +107,7 @@ public final class SteelyardCli implements Callable<Integer> {
       names = "--cert",
       paramLabel = "FILE",
       scope = ScopeType.INHERIT,
-      description = "Client certificate for mutual TLS (needs --cacert and --key).")
+      description = {"Client certificate for mutual TLS", "(needs --cacert and --key)."})
   @Nullable
   Path cert;
 
@@ -110,7 +115,7 @@ public final class SteelyardCli implements Callable<Integer> {
       names = "--key",
       paramLabel = "FILE",
       scope = ScopeType.INHERIT,
-      description = "Client private key for mutual TLS (needs --cacert and --cert).")
+      description = {"Client private key for mutual TLS", "(needs --cacert and --cert)."})
   @Nullable
   Path key;
 
@@ -119,7 +124,7 @@ public final class SteelyardCli implements Callable<Integer> {
       paramLabel = "PREFIX",
       scope = ScopeType.INHERIT,
       defaultValue = KeyLayout.DEFAULT_PREFIX,
-      description = "Key prefix of the registry (default: ${DEFAULT-VALUE}). Example: --prefix /services")
+      description = "Key prefix of the registry (default: ${DEFAULT-VALUE}).")
   String prefix = KeyLayout.DEFAULT_PREFIX;
 
   @Option(
@@ -129,15 +134,16 @@ public final class SteelyardCli implements Callable<Integer> {
       defaultValue = DEFAULT_TIMEOUT,
       converter = DurationConverter.class,
       description = {
-        "How long to wait for etcd per request before failing with exit 1 (default: ${DEFAULT-VALUE}).",
-        "Example: --timeout 500ms, --timeout 3s, --timeout 2m"
+        "How long to wait for etcd per request before",
+        "failing with exit 1 (default: ${DEFAULT-VALUE}).",
+        "Example: --timeout 500ms, 3s, 2m"
       })
   Duration timeout = Duration.ofSeconds(5);
 
   @Option(
       names = {"-v", "--verbose"},
       scope = ScopeType.INHERIT,
-      description = "Show stack traces of errors.")
+      description = "Show stack traces of errors, and library logs.")
   boolean verbose;
 
   @Spec CommandSpec spec;

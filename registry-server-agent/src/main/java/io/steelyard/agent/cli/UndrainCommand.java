@@ -10,8 +10,9 @@ import picocli.CommandLine.Parameters;
     name = "undrain",
     mixinStandardHelpOptions = true,
     description = {
-      "Give a drained instance its weight back: --weight W if given, else the weight recorded",
-      "by drain, else 1. An instance that is not drained is left as it is unless --weight is given."
+      "Give a drained instance its weight back.",
+      "Restores --weight W if given, else the weight recorded by drain, else 1.",
+      "An instance that is not drained is left alone unless --weight is given."
     },
     footer = {
       "",
@@ -30,7 +31,7 @@ final class UndrainCommand extends CliCommand {
   @Option(
       names = {"-w", "--weight"},
       paramLabel = "W",
-      description = "Weight to restore (0..1000000) instead of the one recorded by drain.")
+      description = {"Weight to restore (0..1000000) instead of", "the one recorded by drain."})
   Long weight;
 
   @Override

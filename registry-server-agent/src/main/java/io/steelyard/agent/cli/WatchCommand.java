@@ -28,15 +28,16 @@ import picocli.CommandLine.Parameters;
     name = "watch",
     mixinStandardHelpOptions = true,
     description = {
-      "Print the instances of SERVICE, then one line per change until interrupted (Ctrl-C):",
-      "  present ADDRESS weight=W [k=v,...]   registered when the watch started",
-      "  added ADDRESS weight=W [k=v,...]     a new instance",
-      "  weight ADDRESS OLD -> NEW            its weight changed",
-      "  updated ADDRESS weight=W k=v,...     its metadata changed",
-      "  removed ADDRESS                      its key is gone (deleted or lease expired)",
-      "  malformed KEY: REASON                a value that cannot be read",
-      "Lists, then watches from the listed revision + 1 (no change in between is lost),",
-      "with require-leader so a partitioned etcd member cannot stall it."
+      "Print the instances of SERVICE, then each change.",
+      "Runs until interrupted (Ctrl-C: exit 0). One line per instance or change:",
+      "  present ADDRESS weight=W [k=v,...]  registered when the watch started",
+      "  added ADDRESS weight=W [k=v,...]    a new instance",
+      "  weight ADDRESS OLD -> NEW           its weight changed",
+      "  updated ADDRESS weight=W k=v,...    its metadata changed",
+      "  removed ADDRESS                     key deleted or lease expired",
+      "  malformed KEY: REASON               a value that cannot be read",
+      "Lists, then watches from the listed revision + 1 (no change in between",
+      "is lost), with require-leader so a partitioned member cannot stall it."
     },
     footer = {
       "",
@@ -52,7 +53,10 @@ final class WatchCommand extends CliCommand {
   @Option(
       names = "--count",
       paramLabel = "N",
-      description = "Exit 0 after N change lines (present lines do not count); for scripts and tests.")
+      description = {
+        "Exit 0 after N change lines (present lines do",
+        "not count); for scripts and tests."
+      })
   @Nullable
   Integer count;
 

@@ -12,7 +12,7 @@ import picocli.CommandLine.Parameters;
 @Command(
     name = "weight",
     mixinStandardHelpOptions = true,
-    description = "Read or change the weight of one registered instance.",
+    description = "Read or change the weight of one instance.",
     footer = {
       "",
       "Examples:",
@@ -53,10 +53,11 @@ final class WeightCommand extends CliCommand {
       name = "set",
       mixinStandardHelpOptions = true,
       description = {
-        "Set the weight of the instance at ADDRESS to WEIGHT (0..1000000).",
-        "The value is rewritten with the key's current lease, in its current format, guarded by",
-        "its mod revision: a concurrent change fails with exit 1 and writes nothing. An address",
-        "that is not registered fails with exit 1; no key is ever created."
+        "Set the weight of the instance at ADDRESS (0..1000000).",
+        "The value is rewritten with the key's current lease and in its format,",
+        "guarded by its mod revision: a concurrent change fails with exit 1 and",
+        "writes nothing. An address that is not registered fails with exit 1;",
+        "no key is ever created."
       },
       footer = {"", "Example:", "  steelyard weight set greeter 10.0.0.7:50051 8"})
   static final class Set extends CliCommand {
