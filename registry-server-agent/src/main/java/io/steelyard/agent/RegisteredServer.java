@@ -231,6 +231,9 @@ public final class RegisteredServer implements AutoCloseable {
       return true;
     } catch (IllegalStateException notStarted) {
       return false;
+    } catch (UnsupportedOperationException unknown) {
+      // A Server implementation that cannot tell: getPort() of a started one is not -1.
+      return server.getPort() != -1;
     }
   }
 

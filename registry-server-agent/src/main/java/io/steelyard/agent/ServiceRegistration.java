@@ -99,11 +99,17 @@ public final class ServiceRegistration implements AutoCloseable {
   public static final long DEFAULT_RETRY_MAX_DELAY_MILLIS = 5_000;
   /** Each retry delay is scaled by a random factor in {@code [1 - jitter, 1 + jitter]}. */
   static final double RETRY_JITTER = 0.2;
+  /** Consecutive failed attempts after which an owned client is replaced; see reconnect(). */
+  static final int RECONNECT_AFTER_ATTEMPTS = 2;
 
   private static final Logger logger = LoggerFactory.getLogger(ServiceRegistration.class);
 
-  private final Client client;
+  /** Where to connect again, when the registration owns its client; else null. */
+  @Nullable private final EtcdConnection connection;
+  /** Replaced (only on the executor, only when owned) after repeated failures; see reconnect(). */
+  private volatile Client client;
   private final boolean ownsClient;
+  private final KeyLayout layout;
   private final String service;
   private final String address;
   private final String key;
@@ -114,7 +120,7 @@ public final class ServiceRegistration implements AutoCloseable {
   private final Duration operationTimeout;
   private final Duration closeTimeout;
   private final Backoff backoff;
-  private final InstanceStore store;
+  private volatile InstanceStore store;
   private final ScheduledThreadPoolExecutor executor;
   private final CopyOnWriteArrayList<RegistrationListener> listeners = new CopyOnWriteArrayList<>();
   private final CompletableFuture<Void> firstRegistered = new CompletableFuture<>();
@@ -139,15 +145,20 @@ public final class ServiceRegistration implements AutoCloseable {
   /** A lease that lost its keepalive but may still hold the key in etcd; revoked once replaced. */
   private long previousLeaseId;
   private int attempt;
+  /** Identifies the current watcher; bumped when it is replaced, since closing one completes it. */
+  private long watchSeq;
+  private int watchAttempt;
   @Nullable private CloseableClient keepAlive;
   @Nullable private Watch.Watcher watcher;
   @Nullable private ScheduledFuture<?> retry;
   private final List<CompletableFuture<Void>> waiters = new ArrayList<>();
   private boolean warnedForeignLease;
 
-  private ServiceRegistration(Builder b, Client client, boolean ownsClient) {
+  private ServiceRegistration(Builder b, Client client, @Nullable EtcdConnection connection) {
     this.client = client;
-    this.ownsClient = ownsClient;
+    this.connection = connection;
+    this.ownsClient = connection != null;
+    this.layout = b.layout;
     this.service = b.service;
     this.address = b.address;
     this.key = b.layout.instanceKey(b.service, b.address);
@@ -417,6 +428,7 @@ public final class ServiceRegistration implements AutoCloseable {
       pendingLeaseId = 0;
       leaseId = granted;
       attempt = 0;
+      watchAttempt = 0;
       warnedForeignLease = false;
       long gen = ++generation;
       startKeepAlive(granted, gen);
@@ -439,10 +451,38 @@ public final class ServiceRegistration implements AutoCloseable {
         pendingLeaseId = 0;
       }
       long delayNanos = backoff.delayNanos(attempt++);
-      logger.warn(
-          "Could not register {} at {} (attempt {}); retrying in {} ms",
-          service, address, attempt, TimeUnit.NANOSECONDS.toMillis(delayNanos), unwrap(e));
+      if (attempt == 1 || attempt % 10 == 0) {
+        logger.warn(
+            "Could not register {} at {} (attempt {}); retrying in {} ms",
+            service, address, attempt, TimeUnit.NANOSECONDS.toMillis(delayNanos), unwrap(e));
+      } else {
+        logger.warn(
+            "Could not register {} at {} (attempt {}); retrying in {} ms: {}",
+            service, address, attempt, TimeUnit.NANOSECONDS.toMillis(delayNanos),
+            String.valueOf(unwrap(e).getMessage()));
+      }
+      if (connection != null && attempt >= RECONNECT_AFTER_ATTEMPTS) {
+        reconnect();
+      }
       retry = executor.schedule(this::tryRegister, delayNanos, TimeUnit.NANOSECONDS);
+    }
+  }
+
+  /**
+   * Replaces the owned jetcd client with a fresh one. After a long etcd outage the old client's
+   * gRPC channel sits in reconnect backoff (growing to 2 minutes), so etcd can be back for many
+   * seconds before the channel tries again; jetcd does not expose {@code resetConnectBackoff()}.
+   * A new channel connects at once. Only called while no keepalive or watch is open.
+   */
+  private void reconnect() {
+    Client old = client;
+    client = requireNonNull(connection).connect();
+    store = new InstanceStore(client, layout, operationTimeout);
+    logger.debug("Reconnecting {} at {} to etcd with a new client", service, address);
+    try {
+      old.close();
+    } catch (RuntimeException e) {
+      logger.debug("Closing the previous etcd client of {} at {} failed", service, address, e);
     }
   }
 
@@ -496,34 +536,38 @@ public final class ServiceRegistration implements AutoCloseable {
   }
 
   private void startWatch(long fromRevision, long gen) {
+    long seq = ++watchSeq;
     watcher =
         client.getWatchClient()
             .watch(
                 keyBytes,
-                WatchOption.builder().withRevision(fromRevision).build(),
+                // requireLeader: a member cut off from its cluster ends the watch (and we read
+                // the key again) instead of silently missing an operator's delete.
+                WatchOption.builder().withRevision(fromRevision).withRequireLeader(true).build(),
                 new Watch.Listener() {
                   @Override
                   public void onNext(WatchResponse response) {
                     List<WatchEvent> events = response.getEvents();
-                    post(() -> onKeyEvents(gen, events));
+                    post(() -> onKeyEvents(gen, seq, events));
                   }
 
                   @Override
                   public void onError(Throwable t) {
-                    post(() -> resyncWatch(gen, t));
+                    post(() -> resyncWatch(gen, seq, t));
                   }
 
                   @Override
                   public void onCompleted() {
-                    post(() -> resyncWatch(gen, null));
+                    post(() -> resyncWatch(gen, seq, null));
                   }
                 });
   }
 
-  private void onKeyEvents(long gen, List<WatchEvent> events) {
-    if (gen != generation || closing.get()) {
+  private void onKeyEvents(long gen, long seq, List<WatchEvent> events) {
+    if (gen != generation || seq != watchSeq || closing.get()) {
       return;
     }
+    watchAttempt = 0;
     for (WatchEvent event : events) {
       if (event.getEventType() == WatchEvent.EventType.DELETE) {
         onKeyGone(gen);
@@ -554,11 +598,12 @@ public final class ServiceRegistration implements AutoCloseable {
     }
   }
 
-  private void resyncWatch(long gen, @Nullable Throwable cause) {
-    if (gen != generation || closing.get()) {
+  private void resyncWatch(long gen, long seq, @Nullable Throwable cause) {
+    if (gen != generation || seq != watchSeq || closing.get()) {
       return;
     }
     closeWatcher();
+    long nextSeq = watchSeq;
     try {
       GetResponse r = call(client.getKVClient().get(keyBytes), "get " + key);
       if (r.getKvs().isEmpty()) {
@@ -573,12 +618,13 @@ public final class ServiceRegistration implements AutoCloseable {
       if (closing.get()) {
         return;
       }
-      long delayNanos = backoff.delayNanos(Math.min(attempt++, 10));
+      long delayNanos = backoff.delayNanos(Math.min(watchAttempt++, 10));
       logger.info(
           "Cannot watch {} again yet (lease {}); retrying in {} ms: {}",
           key, Long.toHexString(leaseId), TimeUnit.NANOSECONDS.toMillis(delayNanos),
           String.valueOf(unwrap(e).getMessage()));
-      executor.schedule(() -> resyncWatch(gen, cause), delayNanos, TimeUnit.NANOSECONDS);
+      executor.schedule(
+          () -> resyncWatch(gen, nextSeq, cause), delayNanos, TimeUnit.NANOSECONDS);
     }
   }
 
@@ -599,7 +645,7 @@ public final class ServiceRegistration implements AutoCloseable {
       if (isLeaseNotFound(e)) {
         ttl = -1;
       } else {
-        long delayNanos = backoff.delayNanos(Math.min(attempt++, 10));
+        long delayNanos = backoff.delayNanos(Math.min(watchAttempt++, 10));
         logger.info(
             "Key {} is gone; cannot ask etcd about lease {} yet, asking again in {} ms: {}",
             key, Long.toHexString(lease), TimeUnit.NANOSECONDS.toMillis(delayNanos),
@@ -648,6 +694,7 @@ public final class ServiceRegistration implements AutoCloseable {
   }
 
   private void closeWatcher() {
+    watchSeq++; // jetcd completes a watcher it closes; that must not look like the watch ending
     if (watcher != null) {
       try {
         watcher.close();
@@ -968,9 +1015,9 @@ public final class ServiceRegistration implements AutoCloseable {
       ValueCodec.encode(new ServiceInstance(service, address, weight, metadata), effectiveFormat());
       layout.instanceKey(service, address);
       if (client != null) {
-        return new ServiceRegistration(this, client, false);
+        return new ServiceRegistration(this, client, null);
       }
-      return new ServiceRegistration(this, requireNonNull(etcd).connect(), true);
+      return new ServiceRegistration(this, requireNonNull(etcd).connect(), etcd);
     }
 
     private static Duration positive(Duration d, String name) {

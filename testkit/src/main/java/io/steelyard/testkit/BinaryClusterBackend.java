@@ -51,6 +51,9 @@ final class BinaryClusterBackend implements ClusterBackend {
   private final String token = "steelyard-" + UUID.randomUUID();
   private final Path root;
   private final List<BinaryMember> members = new ArrayList<>();
+  /** Ports handed out before free ones, so a test can provoke a bind failure. */
+  private final java.util.Deque<Integer> presetPorts = new java.util.ArrayDeque<>();
+  private volatile boolean closed;
 
   BinaryClusterBackend(int size, Path binary, List<String> extraArgs) {
     this.binary = binary;
@@ -110,6 +113,17 @@ final class BinaryClusterBackend implements ClusterBackend {
     return binary;
   }
 
+  /** For tests: the next ports to use (client, peer, client, ...) instead of probed free ones. */
+  void presetPorts(int... ports) {
+    for (int port : ports) {
+      presetPorts.add(port);
+    }
+  }
+
+  boolean isClosed() {
+    return closed;
+  }
+
   @Override
   public void start() {
     for (int attempt = 1; ; attempt++) {
@@ -139,7 +153,7 @@ final class BinaryClusterBackend implements ClusterBackend {
     return members;
   }
 
-  /** Whether enough members run that a starting member can become healthy. */
+  /** Whether enough other members run that one more starting member can become healthy. */
   boolean quorumRunning() {
     long running = members.stream().filter(BinaryMember::isRunning).count();
     return running + 1 > members.size() / 2;
@@ -174,6 +188,7 @@ final class BinaryClusterBackend implements ClusterBackend {
 
   @Override
   public void close() {
+    closed = true;
     for (BinaryMember member : members) {
       try {
         member.kill();
@@ -193,13 +208,19 @@ final class BinaryClusterBackend implements ClusterBackend {
     List<ServerSocket> sockets = new ArrayList<>();
     try {
       InetAddress loopback = InetAddress.getLoopbackAddress();
-      for (int i = 0; i < members.size() * 2; i++) {
+      List<Integer> ports = new ArrayList<>();
+      while (ports.size() < members.size() * 2) {
+        if (!presetPorts.isEmpty()) {
+          ports.add(presetPorts.poll());
+          continue;
+        }
         ServerSocket socket = new ServerSocket(0, 1, loopback);
         socket.setReuseAddress(true);
         sockets.add(socket);
+        ports.add(socket.getLocalPort());
       }
       for (int i = 0; i < members.size(); i++) {
-        members.get(i).assignPorts(sockets.get(2 * i).getLocalPort(), sockets.get(2 * i + 1).getLocalPort());
+        members.get(i).assignPorts(ports.get(2 * i), ports.get(2 * i + 1));
       }
     } catch (IOException e) {
       throw new UncheckedIOException("cannot find free loopback ports for etcd", e);

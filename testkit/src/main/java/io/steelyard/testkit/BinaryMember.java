@@ -147,11 +147,15 @@ final class BinaryMember implements EtcdMember {
     if (isRunning()) {
       return;
     }
-    launch();
+    if (cluster.isClosed()) {
+      throw new IllegalStateException("etcd member " + name + " belongs to a closed cluster");
+    }
+    // Decided before launch, which would make this member count itself among the running ones.
     BooleanSupplier ready =
         cluster.quorumRunning()
             ? () -> EtcdHttp.isHealthy(clientEndpoint())
-            : () -> EtcdHttp.answers(clientEndpoint());
+            : () -> EtcdHttp.listening(clientEndpoint());
+    launch();
     try {
       awaitReady(ready);
     } catch (RuntimeException e) {
@@ -190,9 +194,12 @@ final class BinaryMember implements EtcdMember {
       Files.createDirectories(dir);
       watchdog = builder.start();
       watchdog.getOutputStream().close();
-      BufferedReader out =
-          new BufferedReader(new InputStreamReader(watchdog.getInputStream(), StandardCharsets.US_ASCII));
-      String line = out.readLine();
+      String line;
+      // The watchdog writes nothing after the PID, so its stdout can be closed right away.
+      try (BufferedReader out =
+          new BufferedReader(new InputStreamReader(watchdog.getInputStream(), StandardCharsets.US_ASCII))) {
+        line = out.readLine();
+      }
       if (line == null) {
         throw new IllegalStateException("watchdog for " + name + " exited before starting etcd" + logTail());
       }

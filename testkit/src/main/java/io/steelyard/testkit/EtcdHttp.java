@@ -45,6 +45,20 @@ final class EtcdHttp {
     return get(endpoint, "/health").filter(body -> HEALTHY.matcher(body).find()).isPresent();
   }
 
+  /**
+   * Whether the member accepts TCP connections on its client port. etcd binds its listeners early
+   * but serves requests only once it has joined a quorum, so this is the only readiness signal for
+   * a member started while most of its cluster is down.
+   */
+  static boolean listening(URI endpoint) {
+    try (java.net.Socket socket = new java.net.Socket()) {
+      socket.connect(new java.net.InetSocketAddress(endpoint.getHost(), endpoint.getPort()), 500);
+      return true;
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
   /** Whether the member answers HTTP at all (it may still lack a leader). */
   static boolean answers(URI endpoint) {
     return get(endpoint, "/version").isPresent();

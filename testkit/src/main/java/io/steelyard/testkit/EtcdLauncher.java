@@ -31,7 +31,7 @@ import java.util.concurrent.CountDownLatch;
  *
  * <pre>{@code
  * ./mvnw -B -q -pl testkit -am package -DskipTests
- * ./mvnw -B -q -pl testkit dependency:build-classpath -Dmdep.includeScope=runtime -Dmdep.outputFile=target/classpath.txt
+ * ./mvnw -B -q -pl testkit dependency:build-classpath -DincludeScope=runtime -Dmdep.outputFile=target/classpath.txt
  * java -cp "testkit/target/testkit-0.1.0-SNAPSHOT.jar:$(cat testkit/target/classpath.txt)" \
  *     io.steelyard.testkit.EtcdLauncher --members 3 > etcd.out &
  * # wait for the line, then: export "$(grep -m1 '^ETCD_ENDPOINTS=' etcd.out)"; ... ; kill $!

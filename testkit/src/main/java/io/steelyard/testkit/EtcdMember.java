@@ -36,9 +36,10 @@ public interface EtcdMember {
   void kill();
 
   /**
-   * Starts again with the same data directory and ports and waits until the member serves:
-   * healthy if a quorum of members is running, otherwise until it answers on its client port.
-   * No-op if running.
+   * Starts again with the same data directory and ports and waits until the member serves: until
+   * it is healthy if, with it, a quorum of members runs; otherwise (etcd serves clients only within
+   * a quorum) until it listens on its client port, and a later {@link EtcdCluster#awaitHealthy}
+   * waits for the rest. No-op if running.
    */
   void start();
 

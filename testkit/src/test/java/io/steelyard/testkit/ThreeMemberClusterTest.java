@@ -67,6 +67,27 @@ class ThreeMemberClusterTest {
     }
   }
 
+  @Test
+  void memberStartedWithoutQuorumReturnsOnceItListensAndTheClusterHealsWhenOthersReturn() {
+    int leader = etcd.leaderIndex();
+    EtcdMember first = etcd.member((leader + 1) % 3);
+    EtcdMember second = etcd.member((leader + 2) % 3);
+    etcd.member(leader).kill();
+    first.kill();
+
+    second.restart(); // alone among three: it listens but cannot serve until a quorum is back
+
+    assertThat(second.isRunning()).isTrue();
+    assertThat(EtcdHttp.listening(second.clientEndpoint())).isTrue();
+    assertThat(EtcdHttp.isHealthy(second.clientEndpoint())).isFalse();
+
+    first.start();
+    etcd.member(leader).start();
+
+    etcd.awaitHealthy(Duration.ofSeconds(15));
+    assertThat(etcd.members()).allMatch(EtcdMember::isRunning);
+  }
+
   private static ByteSequence bytes(String s) {
     return ByteSequence.from(s, UTF_8);
   }

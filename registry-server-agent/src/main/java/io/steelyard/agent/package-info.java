@@ -1,0 +1,12 @@
+/**
+ * The registration agent: announces one instance of a service in etcd under a lease and keeps it
+ * there through etcd trouble ({@link io.steelyard.agent.ServiceRegistration}), ties it to a
+ * grpc-java server's lifecycle and health service ({@link io.steelyard.agent.RegisteredServer}),
+ * and reads and rewrites registered instances for the agent and the CLI alike ({@link
+ * io.steelyard.agent.InstanceStore}). See {@code docs/agent.md} for the lifecycle, the recovery
+ * rules and the configuration.
+ */
+@ParametersAreNonnullByDefault
+package io.steelyard.agent;
+
+import javax.annotation.ParametersAreNonnullByDefault;
