@@ -241,10 +241,13 @@ public final class SteelyardCli implements Callable<Integer> {
 
   int handleFailure(Throwable e) {
     if (e instanceof RegistryException re) {
-      String where =
-          re.kind() == RegistryException.Kind.UNAVAILABLE && settings != null
-              ? "etcd unreachable at " + settings.connection().endpointsString() + ": "
-              : "";
+      String where = "";
+      if (re.kind() == RegistryException.Kind.UNAVAILABLE && settings != null) {
+        // "Unreachable" only when it is: a refused login or permission is not a network problem.
+        where =
+            (unreachable(re) ? "etcd unreachable at " : "etcd at ")
+                + settings.connection().endpointsString() + ": ";
+      }
       err.println("steelyard: " + where + oneLine(re.getMessage()));
     } else {
       err.println("steelyard: unexpected error: " + oneLine(String.valueOf(e)));
@@ -255,6 +258,28 @@ public final class SteelyardCli implements Callable<Integer> {
       err.println("(run with --verbose for the stack trace)");
     }
     return EXIT_FAILED;
+  }
+
+  /** Whether {@code e} says etcd did not answer, as opposed to answering with a refusal. */
+  static boolean unreachable(Throwable e) {
+    for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+      if (t instanceof java.util.concurrent.TimeoutException) {
+        return true;
+      }
+      if (t instanceof io.grpc.StatusRuntimeException s) {
+        io.grpc.Status.Code code = s.getStatus().getCode();
+        return code == io.grpc.Status.Code.UNAVAILABLE
+            || code == io.grpc.Status.Code.DEADLINE_EXCEEDED;
+      }
+      if (t instanceof io.etcd.jetcd.common.exception.EtcdException ee) {
+        io.etcd.jetcd.common.exception.ErrorCode code = ee.getErrorCode();
+        if (code == io.etcd.jetcd.common.exception.ErrorCode.UNAVAILABLE
+            || code == io.etcd.jetcd.common.exception.ErrorCode.DEADLINE_EXCEEDED) {
+          return true;
+        }
+      }
+    }
+    return false;
   }
 
   private static String oneLine(String s) {

@@ -189,6 +189,21 @@ class SteelyardCliTest {
     assertThat(err.toString()).contains("\tat io.steelyard.agent.cli.SteelyardCliTest");
   }
 
+  @Test
+  void onlyAnEtcdThatDidNotAnswerIsCalledUnreachable() {
+    assertThat(SteelyardCli.unreachable(wrap(new java.util.concurrent.TimeoutException()))).isTrue();
+    assertThat(SteelyardCli.unreachable(wrap(io.grpc.Status.UNAVAILABLE.asRuntimeException())))
+        .isTrue();
+    assertThat(SteelyardCli.unreachable(wrap(io.grpc.Status.UNAUTHENTICATED.asRuntimeException())))
+        .isFalse();
+    assertThat(SteelyardCli.unreachable(wrap(io.grpc.Status.PERMISSION_DENIED.asRuntimeException())))
+        .isFalse();
+  }
+
+  private static RegistryException wrap(Throwable cause) {
+    return new RegistryException(RegistryException.Kind.UNAVAILABLE, "etcd refused list x", cause);
+  }
+
   private static SteelyardCli newCli(StringWriter err) {
     return new SteelyardCli(
         new PrintWriter(new StringWriter(), true),
