@@ -117,6 +117,7 @@ final class RegisterCommand extends CliCommand {
     // revoke the lease rather than leave the key to expire with its TTL.
     Thread hook = new Thread(registration::close, "steelyard-register-shutdown");
     Runtime.getRuntime().addShutdownHook(hook);
+    cli.stopSignal().listen();
     try {
       awaitRegistered(registration, timeout);
       out().println(

@@ -121,6 +121,7 @@ final class WatchCommand extends CliCommand {
           "watching " + layout.servicePrefix(service) + " from revision " + from
               + " (Ctrl-C to stop)");
       err().flush();
+      stop.listen();
       stop.await();
     } finally {
       // Read before closing: closing the watcher completes it, which is not a failure.
