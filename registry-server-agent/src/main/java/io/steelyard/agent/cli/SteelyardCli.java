@@ -282,7 +282,7 @@ public final class SteelyardCli implements Callable<Integer> {
     return false;
   }
 
-  private static String oneLine(String s) {
+  static String oneLine(String s) {
     return s == null ? "" : s.replaceAll("\\s*[\\r\\n]+\\s*", " ").strip();
   }
 

@@ -1,6 +1,8 @@
 package io.steelyard.agent.cli;
 
+import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 
 /**
  * How a long-running command ({@code watch}, {@code register}) learns that it should stop: from
@@ -67,6 +69,20 @@ final class StopSignal {
       stopped.await();
     } catch (InterruptedException e) {
       stop();
+    }
+  }
+
+  boolean isStopped() {
+    return stopped.getCount() == 0;
+  }
+
+  /** Waits up to {@code max}; returns whether a stop was requested (or the thread interrupted). */
+  boolean await(Duration max) {
+    try {
+      return stopped.await(max.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      stop();
+      return true;
     }
   }
 }

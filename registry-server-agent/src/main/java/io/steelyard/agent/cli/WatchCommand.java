@@ -14,11 +14,11 @@ import io.steelyard.registry.DecodedValue;
 import io.steelyard.registry.KeyLayout;
 import io.steelyard.registry.ValueCodec;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicReference;
 import javax.annotation.Nullable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -60,11 +60,17 @@ final class WatchCommand extends CliCommand {
   @Nullable
   Integer count;
 
+  /** How often the waiting thread checks whether the watch must be set up again. */
+  private static final long POLL_MILLIS = 200;
+
+  // Guarded by this: the listing and the watch callbacks both update it.
   private final Map<String, DecodedValue> known = new HashMap<>();
-  private final AtomicReference<Throwable> failure = new AtomicReference<>();
-  private KeyLayout layout;
   private int changes;
-  @Nullable private Throwable failed;
+  private boolean warned;
+  // Bumped for every new watcher, so late callbacks of a closed one are ignored.
+  private int generation;
+
+  private KeyLayout layout;
 
   @Override
   public Integer call() {
@@ -79,8 +85,75 @@ final class WatchCommand extends CliCommand {
     layout = settings.layout();
     Client client = cli.client(settings);
     ByteSequence prefix = layout.servicePrefixBytes(service);
+    StopSignal stop = cli.stopSignal();
+
     GetResponse listed = list(client, prefix);
+    long from = apply(listed, true, stop);
+    Watch.Watcher watcher = watch(client, prefix, from, stop);
+    err().println(
+        "watching " + layout.servicePrefix(service) + " from revision " + from + " (Ctrl-C to stop)");
+    err().flush();
+    stop.listen();
+    try {
+      while (!stop.await(Duration.ofMillis(POLL_MILLIS))) {
+        if (!watcher.isClosed()) {
+          continue;
+        }
+        // jetcd reports every error to the listener but resumes the watch itself (from the last
+        // revision seen) unless the error is final: compacted, no leader, halted. Only then is
+        // the watcher closed, and we list again, print what changed meanwhile, and watch anew.
+        warn("the watch ended; listing again");
+        watcher = null;
+        while (watcher == null && !stop.isStopped()) {
+          try {
+            from = apply(list(client, prefix), false, stop);
+            watcher = watch(client, prefix, from, stop);
+          } catch (RegistryException e) {
+            warn(e.getMessage() + "; retrying");
+            stop.await(Duration.ofSeconds(1));
+          }
+        }
+      }
+    } finally {
+      if (watcher != null) {
+        watcher.close();
+      }
+    }
+    return SteelyardCli.EXIT_OK;
+  }
+
+  private Watch.Watcher watch(Client client, ByteSequence prefix, long from, StopSignal stop) {
+    WatchOption option =
+        WatchOption.builder()
+            .isPrefix(true)
+            .withRevision(from)
+            .withRequireLeader(true)
+            .build();
+    int gen;
     synchronized (this) {
+      gen = ++generation;
+    }
+    return client.getWatchClient()
+        .watch(
+            prefix,
+            option,
+            Watch.listener(
+                r -> onEvents(gen, r, stop),
+                e -> warn("watch interrupted (" + SteelyardCli.oneLine(e.getMessage()) + ")"),
+                () -> {}));
+  }
+
+  /**
+   * Takes a listing as the new known state. The first one prints {@code present} lines; a later
+   * one (after the watch had to be set up again) prints what changed, as the watch would have.
+   * Returns the revision to watch from.
+   */
+  private synchronized long apply(GetResponse listed, boolean first, StopSignal stop) {
+    Map<String, KeyValue> now = new HashMap<>();
+    for (KeyValue kv : listed.getKvs()) {
+      now.put(kv.getKey().toString(StandardCharsets.UTF_8), kv);
+    }
+    if (first) {
       for (KeyValue kv : listed.getKvs()) {
         String key = kv.getKey().toString(StandardCharsets.UTF_8);
         DecodedValue v = ValueCodec.decode(kv.getValue().getBytes());
@@ -91,53 +164,20 @@ final class WatchCommand extends CliCommand {
           print("malformed " + key + ": " + ((DecodedValue.Rejected) v).reason());
         }
       }
-      out().flush();
+    } else {
+      for (String key : new java.util.ArrayList<>(known.keySet())) {
+        if (!now.containsKey(key)) {
+          emit(removed(key), stop);
+        }
+      }
+      for (KeyValue kv : listed.getKvs()) {
+        emit(put(kv), stop);
+      }
+      warned = false;
     }
-    long from = listed.getHeader().getRevision() + 1;
-    StopSignal stop = cli.stopSignal();
-    WatchOption option =
-        WatchOption.builder()
-            .isPrefix(true)
-            .withRevision(from)
-            .withRequireLeader(true)
-            .build();
-    Watch.Watcher watcher =
-        client.getWatchClient()
-            .watch(
-                prefix,
-                option,
-                Watch.listener(
-                    r -> onEvents(r, stop),
-                    e -> {
-                      failure.compareAndSet(null, e);
-                      stop.stop();
-                    },
-                    () -> {
-                      failure.compareAndSet(null, new IllegalStateException("watch ended"));
-                      stop.stop();
-                    }));
-    try {
-      err().println(
-          "watching " + layout.servicePrefix(service) + " from revision " + from
-              + " (Ctrl-C to stop)");
-      err().flush();
-      stop.listen();
-      stop.await();
-    } finally {
-      // Read before closing: closing the watcher completes it, which is not a failure.
-      failed = failure.get();
-      watcher.close();
-    }
-    Throwable e = failed;
-    if (e != null && (count == null || changes < count)) {
-      throw new RegistryException(
-          RegistryException.Kind.UNAVAILABLE,
-          "watch of " + layout.servicePrefix(service) + " failed: " + e.getMessage(),
-          e);
-    }
-    return SteelyardCli.EXIT_OK;
+    out().flush();
+    return listed.getHeader().getRevision() + 1;
   }
-
   private GetResponse list(Client client, ByteSequence prefix) {
     long timeoutMillis = cli().timeout().toMillis();
     var f = client.getKVClient().get(prefix, GetOption.builder().isPrefix(true).build());
@@ -162,59 +202,79 @@ final class WatchCommand extends CliCommand {
     }
   }
 
-  // jetcd delivers responses of one watcher in order, on its executor; the lock only orders them
-  // against the initial listing above.
-  private synchronized void onEvents(WatchResponse response, StopSignal stop) {
+  // jetcd delivers the responses of one watcher in order, on its executor.
+  private synchronized void onEvents(int gen, WatchResponse response, StopSignal stop) {
+    if (gen != generation) {
+      return;
+    }
+    warned = false;
     for (WatchEvent event : response.getEvents()) {
-      if (count != null && changes >= count) {
-        break;
-      }
-      String line = describe(event);
-      if (line != null) {
-        print(line);
-        changes++;
+      switch (event.getEventType()) {
+        case PUT -> emit(put(event.getKeyValue()), stop);
+        case DELETE -> emit(removed(event.getKeyValue().getKey().toString(StandardCharsets.UTF_8)), stop);
+        default -> { }
       }
     }
     out().flush();
+  }
+
+  /** Prints a change line, unless {@code --count} lines were printed already. */
+  private void emit(@Nullable String line, StopSignal stop) {
+    if (line == null || (count != null && changes >= count)) {
+      return;
+    }
+    print(line);
+    changes++;
     if (count != null && changes >= count) {
+      out().flush();
       stop.stop();
     }
   }
 
+  /** The line for a key now holding {@code kv}'s value, or null when nothing visible changed. */
   @Nullable
-  private String describe(WatchEvent event) {
-    KeyValue kv = event.getKeyValue();
+  private String put(KeyValue kv) {
     String key = kv.getKey().toString(StandardCharsets.UTF_8);
     DecodedValue before = known.get(key);
-    switch (event.getEventType()) {
-      case PUT -> {
-        DecodedValue now = ValueCodec.decode(kv.getValue().getBytes());
-        known.put(key, now);
-        if (!(now instanceof DecodedValue.Accepted a)) {
-          return "malformed " + key + ": " + ((DecodedValue.Rejected) now).reason();
-        }
-        if (!(before instanceof DecodedValue.Accepted b)) {
-          return "added " + a.address() + " weight=" + a.weight() + metadataSuffix(a);
-        }
-        if (b.weight() != a.weight()) {
-          return "weight " + a.address() + " " + b.weight() + " -> " + a.weight();
-        }
-        if (!b.equals(a)) {
-          return "updated " + a.address() + " weight=" + a.weight() + " "
-              + ListCommand.metadataText(a.metadata());
-        }
-        return null; // the same value written again (e.g. a re-registration): no change to show
-      }
-      case DELETE -> {
-        known.remove(key);
-        return "removed "
-            + (before instanceof DecodedValue.Accepted b
-                ? b.address()
-                : layout.instanceId(service, key).orElse(key));
-      }
-      default -> {
-        return null;
-      }
+    DecodedValue now = ValueCodec.decode(kv.getValue().getBytes());
+    known.put(key, now);
+    if (!(now instanceof DecodedValue.Accepted a)) {
+      return now.equals(before)
+          ? null
+          : "malformed " + key + ": " + ((DecodedValue.Rejected) now).reason();
+    }
+    if (!(before instanceof DecodedValue.Accepted b)) {
+      return "added " + a.address() + " weight=" + a.weight() + metadataSuffix(a);
+    }
+    if (b.weight() != a.weight()) {
+      return "weight " + a.address() + " " + b.weight() + " -> " + a.weight();
+    }
+    if (!b.equals(a)) {
+      return "updated " + a.address() + " weight=" + a.weight() + " "
+          + ListCommand.metadataText(a.metadata());
+    }
+    return null; // the same value written again (e.g. a re-registration): no change to show
+  }
+
+  /** The line for a key that is gone, or null if it was not known. */
+  @Nullable
+  private String removed(String key) {
+    DecodedValue before = known.remove(key);
+    if (before == null) {
+      return null;
+    }
+    return "removed "
+        + (before instanceof DecodedValue.Accepted b
+            ? b.address()
+            : layout.instanceId(service, key).orElse(key));
+  }
+
+  /** One warning on stderr per interruption, until events flow again. */
+  private synchronized void warn(String what) {
+    if (!warned) {
+      err().println("steelyard: " + layout.servicePrefix(service) + ": " + what);
+      err().flush();
+      warned = true;
     }
   }
 
