@@ -102,7 +102,10 @@ final class WatchCommand extends CliCommand {
         // jetcd reports every error to the listener but resumes the watch itself (from the last
         // revision seen) unless the error is final: compacted, no leader, halted. Only then is
         // the watcher closed, and we list again, print what changed meanwhile, and watch anew.
-        warn("the watch ended; listing again");
+        synchronized (this) {
+          warned = false; // always say this one: what follows comes from a listing, not events
+        }
+        warn("etcd ended the watch; listing again");
         watcher = null;
         while (watcher == null && !stop.isStopped()) {
           try {
