@@ -41,7 +41,7 @@ final class ListCommand extends CliCommand {
       names = {"-o", "--output"},
       paramLabel = "FORMAT",
       defaultValue = "table",
-      description = "table or json (default: ${DEFAULT-VALUE}).")
+      description = {"table or json (default: ${DEFAULT-VALUE}).", "Example: --output json"})
   Output output = Output.table;
 
   @Override

@@ -55,7 +55,7 @@ final class RegisterCommand extends CliCommand {
       names = {"-w", "--weight"},
       paramLabel = "W",
       defaultValue = "1",
-      description = "Weight, 0..1000000 (default: ${DEFAULT-VALUE}).")
+      description = {"Weight, 0..1000000 (default: ${DEFAULT-VALUE}).", "Example: --weight 5"})
   long weight;
 
   @Option(
@@ -65,7 +65,8 @@ final class RegisterCommand extends CliCommand {
       converter = DurationConverter.class,
       description = {
         "Lease TTL, at least 2s (default: ${DEFAULT-VALUE}): how",
-        "long the key outlives a killed sidecar."
+        "long the key outlives a killed sidecar.",
+        "Example: --ttl 5s"
       })
   Duration ttl;
 
@@ -74,7 +75,8 @@ final class RegisterCommand extends CliCommand {
       paramLabel = "FORMAT",
       description = {
         "pipe (address|weight) or json (Go etcd naming,",
-        "carries metadata). Default: pipe, or json with --meta."
+        "carries metadata). Default: pipe, or json",
+        "when --meta is given. Example: --format json"
       })
   @Nullable
   Format format;

@@ -124,7 +124,7 @@ public final class SteelyardCli implements Callable<Integer> {
       paramLabel = "PREFIX",
       scope = ScopeType.INHERIT,
       defaultValue = KeyLayout.DEFAULT_PREFIX,
-      description = "Key prefix of the registry (default: ${DEFAULT-VALUE}).")
+      description = {"Key prefix of the registry (default: ${DEFAULT-VALUE}).", "Example: --prefix /registry"})
   String prefix = KeyLayout.DEFAULT_PREFIX;
 
   @Option(
@@ -143,7 +143,7 @@ public final class SteelyardCli implements Callable<Integer> {
   @Option(
       names = {"-v", "--verbose"},
       scope = ScopeType.INHERIT,
-      description = "Show stack traces of errors, and library logs.")
+      description = {"Show stack traces of errors, and library logs.", "Example: steelyard -v list greeter"})
   boolean verbose;
 
   @Spec CommandSpec spec;

@@ -31,7 +31,10 @@ final class UndrainCommand extends CliCommand {
   @Option(
       names = {"-w", "--weight"},
       paramLabel = "W",
-      description = {"Weight to restore (0..1000000) instead of", "the one recorded by drain."})
+      description = {
+        "Weight to restore (0..1000000) instead of",
+        "the one recorded by drain. Example: --weight 3"
+      })
   Long weight;
 
   @Override

@@ -55,7 +55,8 @@ final class WatchCommand extends CliCommand {
       paramLabel = "N",
       description = {
         "Exit 0 after N change lines (present lines do",
-        "not count); for scripts and tests."
+        "not count); for scripts and tests.",
+        "Example: --count 1"
       })
   @Nullable
   Integer count;
