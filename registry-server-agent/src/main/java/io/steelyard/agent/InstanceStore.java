@@ -174,10 +174,15 @@ public final class InstanceStore {
 
   /**
    * Restores a drained instance: to {@code weight} when given, else to the weight recorded by
-   * {@link #drain}, else to {@value Validation#DEFAULT_WEIGHT}.
+   * {@link #drain}, else to {@value Validation#DEFAULT_WEIGHT}. Without {@code weight}, an instance
+   * that is not drained (weight above 0) is returned unchanged.
    */
   public RegisteredInstance undrain(String service, String address, OptionalInt weight) {
     RegisteredInstance current = require(service, address);
+    if (weight.isEmpty() && current.acceptedOrThrow().weight() != 0) {
+      // Not drained: falling back to the default weight here would silently cut its traffic.
+      return current;
+    }
     int restored =
         weight.orElse(
             current.drainedFromWeight() >= 0

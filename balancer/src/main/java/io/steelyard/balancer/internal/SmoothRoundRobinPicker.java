@@ -1,0 +1,165 @@
+package io.steelyard.balancer.internal;
+
+import static java.util.Objects.requireNonNull;
+
+import com.google.common.annotations.VisibleForTesting;
+import com.google.common.math.IntMath;
+import io.grpc.LoadBalancer.PickResult;
+import io.grpc.LoadBalancer.PickSubchannelArgs;
+import io.grpc.LoadBalancer.SubchannelPicker;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Deterministic, smooth weighted round robin with O(1) lock-free picks.
+ *
+ * <p>At build time the picker lays out one period of {@code T = sum(w) / gcd(w)} slots: endpoint
+ * {@code i}'s {@code j}-th slot gets the ideal time {@code (j + 1/2) / w[i]} and the slots are
+ * ordered by that time (ties by endpoint order). This is the Sainte-Laguë / Webster sequence; over
+ * each period endpoint {@code i} gets exactly {@code w[i]/gcd} slots, and for every prefix of
+ * length {@code k} its count {@code c_i(k)} satisfies
+ *
+ * <pre>  |c_i(k) - k * s_i| <= 1/2 + (n - 2) * s_i / 2,   s_i = w[i] / sum(w)</pre>
+ *
+ * <p>and it is never picked more than {@code 1 + floor(w[i] / w_max_other)} times in a row (with
+ * equal weights: never twice in a row). A pick is one {@code getAndIncrement} on the shared
+ * counter, a remainder and two array reads.
+ *
+ * <p>When the period would exceed {@value #MAX_PERIOD} slots the weights are first rescaled to
+ * that resolution by cumulative rounding (each endpoint keeps at least one slot), so memory stays
+ * bounded (4 bytes per slot) and each share is within about {@code 1 / MAX_PERIOD} of the exact
+ * one; the bounds above then hold for the rescaled weights.
+ */
+final class SmoothRoundRobinPicker extends WeightedPicker {
+
+  /** Largest period laid out in memory: 512 KiB of {@code int}s. */
+  static final int MAX_PERIOD = 1 << 17;
+
+  /** Endpoint index per slot of one period. */
+  private final int[] schedule;
+
+  /** Shared with the balancer's other pickers, so a picker swap does not restart the sequence. */
+  private final AtomicLong sequence;
+
+  SmoothRoundRobinPicker(SubchannelPicker[] childPickers, int[] weights, AtomicLong sequence) {
+    super(childPickers, weights);
+    this.sequence = requireNonNull(sequence, "sequence");
+    this.schedule = buildSchedule(periodWeights(this.weights));
+  }
+
+  @Override
+  public PickResult pickSubchannel(PickSubchannelArgs args) {
+    // The counter starts below 2^32 and would need centuries of picks to reach 2^63.
+    long slot = sequence.getAndIncrement() % schedule.length;
+    return resultFor(schedule[(int) slot], args);
+  }
+
+  @VisibleForTesting
+  int[] schedule() {
+    return schedule.clone();
+  }
+
+  /** Weights divided by their gcd, rescaled to at most about {@link #MAX_PERIOD} in total. */
+  static int[] periodWeights(int[] weights) {
+    int g = 0;
+    long total = 0;
+    for (int w : weights) {
+      g = IntMath.gcd(g, w);
+      total += w;
+    }
+    int[] reduced = new int[weights.length];
+    long reducedTotal = total / g;
+    if (reducedTotal <= MAX_PERIOD) {
+      for (int i = 0; i < weights.length; i++) {
+        reduced[i] = weights[i] / g;
+      }
+      return reduced;
+    }
+    // Cumulative rounding: sum(reduced) == MAX_PERIOD before the at-least-one adjustment, and
+    // each entry is within 1 of its exact share of MAX_PERIOD.
+    long cumulative = 0;
+    long previousBoundary = 0;
+    for (int i = 0; i < weights.length; i++) {
+      cumulative += weights[i];
+      long boundary = Math.round(cumulative * (double) MAX_PERIOD / total);
+      reduced[i] = (int) Math.max(1, boundary - previousBoundary);
+      previousBoundary = boundary;
+    }
+    return reduced;
+  }
+
+  /**
+   * Orders slot {@code (i, j)} by {@code (2j + 1) / (2 w[i])}: a counting sort into {@code T}
+   * buckets by {@code floor(T * time)}, then an insertion sort inside each bucket by the exact
+   * rational time. Buckets are almost always tiny (an endpoint has at most one slot per bucket),
+   * and equal weights fill one bucket already in order, so the build is O(T + n) in practice.
+   */
+  static int[] buildSchedule(int[] weights) {
+    int n = weights.length;
+    int period = 0;
+    for (int w : weights) {
+      period += w;
+    }
+    // Slot (i, j) goes to bucket floor((2j + 1) * period / (2 w)). Successive j add
+    // period / w to the quotient, so it is stepped with two divisions per endpoint instead of
+    // one per slot (a 64-bit division per slot dominated the build).
+    int[] slotBucket = new int[period];
+    int[] bucketStart = new int[period + 1];
+    int p0 = 0;
+    for (int i = 0; i < n; i++) {
+      long twiceW = 2L * weights[i];
+      long stepQuotient = (2L * period) / twiceW;
+      long stepRemainder = (2L * period) % twiceW;
+      long quotient = period / twiceW;
+      long remainder = period % twiceW;
+      for (int j = 0; j < weights[i]; j++) {
+        slotBucket[p0++] = (int) quotient;
+        bucketStart[(int) quotient + 1]++;
+        quotient += stepQuotient;
+        remainder += stepRemainder;
+        if (remainder >= twiceW) {
+          remainder -= twiceW;
+          quotient++;
+        }
+      }
+    }
+    for (int b = 0; b < period; b++) {
+      bucketStart[b + 1] += bucketStart[b];
+    }
+    int[] fill = bucketStart.clone();
+    int[] slotEndpoint = new int[period];
+    int[] slotOrdinal = new int[period];
+    p0 = 0;
+    for (int i = 0; i < n; i++) {
+      for (int j = 0; j < weights[i]; j++) {
+        int p = fill[slotBucket[p0++]]++;
+        slotEndpoint[p] = i;
+        slotOrdinal[p] = j;
+      }
+    }
+    for (int b = 0; b < period; b++) {
+      int from = bucketStart[b];
+      int to = bucketStart[b + 1];
+      for (int p = from + 1; p < to; p++) {
+        int e = slotEndpoint[p];
+        int o = slotOrdinal[p];
+        int q = p - 1;
+        while (q >= from && later(slotEndpoint[q], slotOrdinal[q], e, o, weights)) {
+          slotEndpoint[q + 1] = slotEndpoint[q];
+          slotOrdinal[q + 1] = slotOrdinal[q];
+          q--;
+        }
+        slotEndpoint[q + 1] = e;
+        slotOrdinal[q + 1] = o;
+      }
+    }
+    return slotEndpoint;
+  }
+
+  /** Whether slot (a, ja) comes strictly after slot (b, jb): later ideal time, then higher index. */
+  private static boolean later(int a, int ja, int b, int jb, int[] weights) {
+    // (2ja + 1) / (2 w[a]) > (2jb + 1) / (2 w[b])  <=>  (2ja + 1) * w[b] > (2jb + 1) * w[a]
+    long lhs = (2L * ja + 1) * weights[b];
+    long rhs = (2L * jb + 1) * weights[a];
+    return lhs > rhs || (lhs == rhs && a > b);
+  }
+}

@@ -1,0 +1,106 @@
+package io.steelyard.balancer;
+
+import io.grpc.EquivalentAddressGroup;
+import io.grpc.MethodDescriptor;
+import io.grpc.Server;
+import io.grpc.ServerServiceDefinition;
+import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
+import io.grpc.netty.NettyServerBuilder;
+import io.grpc.protobuf.services.HealthStatusManager;
+import io.grpc.stub.ServerCalls;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Real Netty gRPC servers on loopback, each answering {@code steelyard.test.Echo/Who} with its
+ * own name and serving {@code grpc.health.v1} through a {@link HealthStatusManager}.
+ */
+final class LoopbackCluster implements AutoCloseable {
+
+  static final MethodDescriptor.Marshaller<String> UTF8 =
+      new MethodDescriptor.Marshaller<>() {
+        @Override
+        public InputStream stream(String value) {
+          return new ByteArrayInputStream(value.getBytes(StandardCharsets.UTF_8));
+        }
+
+        @Override
+        public String parse(InputStream stream) {
+          try {
+            return new String(stream.readAllBytes(), StandardCharsets.UTF_8);
+          } catch (IOException e) {
+            throw new UncheckedIOException(e);
+          }
+        }
+      };
+
+  static final MethodDescriptor<String, String> WHO =
+      MethodDescriptor.<String, String>newBuilder()
+          .setType(MethodDescriptor.MethodType.UNARY)
+          .setFullMethodName("steelyard.test.Echo/Who")
+          .setRequestMarshaller(UTF8)
+          .setResponseMarshaller(UTF8)
+          .build();
+
+  final List<String> names;
+  final List<Server> servers = new ArrayList<>();
+  final List<HealthStatusManager> health = new ArrayList<>();
+  final List<InetSocketAddress> addresses = new ArrayList<>();
+
+  LoopbackCluster(List<String> names) throws IOException {
+    this.names = List.copyOf(names);
+    for (String name : names) {
+      HealthStatusManager manager = new HealthStatusManager();
+      ServerServiceDefinition echo =
+          ServerServiceDefinition.builder("steelyard.test.Echo")
+              .addMethod(
+                  WHO,
+                  ServerCalls.asyncUnaryCall(
+                      (request, response) -> {
+                        response.onNext(name);
+                        response.onCompleted();
+                      }))
+              .build();
+      Server server =
+          NettyServerBuilder.forAddress(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))
+              .addService(echo)
+              .addService(manager.getHealthService())
+              .build()
+              .start();
+      servers.add(server);
+      health.add(manager);
+      addresses.add((InetSocketAddress) server.getListenSockets().get(0));
+    }
+  }
+
+  /** One weighted endpoint per server, in server order. */
+  List<EquivalentAddressGroup> endpoints(int... weights) {
+    List<EquivalentAddressGroup> eags = new ArrayList<>();
+    for (int i = 0; i < addresses.size(); i++) {
+      eags.add(EndpointWeights.withWeight(new EquivalentAddressGroup(addresses.get(i)), weights[i]));
+    }
+    return eags;
+  }
+
+  void setServing(int server, ServingStatus status) {
+    health.get(server).setStatus(HealthStatusManager.SERVICE_NAME_ALL_SERVICES, status);
+  }
+
+  @Override
+  public void close() throws InterruptedException {
+    for (Server server : servers) {
+      server.shutdownNow();
+    }
+    for (Server server : servers) {
+      server.awaitTermination(5, TimeUnit.SECONDS);
+    }
+  }
+}

@@ -1,0 +1,161 @@
+package io.steelyard.balancer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+import static org.awaitility.Awaitility.await;
+
+import io.grpc.CallOptions;
+import io.grpc.Grpc;
+import io.grpc.InsecureChannelCredentials;
+import io.grpc.LoadBalancerRegistry;
+import io.grpc.ManagedChannel;
+import io.grpc.NameResolverRegistry;
+import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
+import io.grpc.stub.ClientCalls;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** Both policies through real channels to three real Netty servers on loopback. */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class WeightedPoliciesIntegrationTest {
+
+  private static final StaticResolverProvider RESOLVER = new StaticResolverProvider();
+
+  private LoopbackCluster cluster;
+  private ManagedChannel channel;
+
+  @BeforeAll
+  static void registerResolver() {
+    NameResolverRegistry.getDefaultRegistry().register(RESOLVER);
+  }
+
+  @AfterAll
+  static void deregisterResolver() {
+    NameResolverRegistry.getDefaultRegistry().deregister(RESOLVER);
+  }
+
+  @BeforeEach
+  void startServers() throws Exception {
+    cluster = new LoopbackCluster(List.of("a", "b", "c"));
+  }
+
+  @AfterEach
+  void stop() throws InterruptedException {
+    if (channel != null) {
+      channel.shutdownNow();
+      channel.awaitTermination(5, TimeUnit.SECONDS);
+    }
+    cluster.close();
+  }
+
+  private static Map<String, Object> serviceConfig(String policy, boolean healthCheck) {
+    Map<String, Object> config = new HashMap<>();
+    config.put("loadBalancingConfig", List.of(Map.of(policy, Map.of())));
+    if (healthCheck) {
+      config.put("healthCheckConfig", Map.of("serviceName", ""));
+    }
+    return config;
+  }
+
+  private String call() {
+    return ClientCalls.blockingUnaryCall(
+        channel, LoopbackCluster.WHO, CallOptions.DEFAULT.withDeadlineAfter(5, TimeUnit.SECONDS), "");
+  }
+
+  private Map<String, Integer> calls(int count) {
+    Map<String, Integer> counts = new HashMap<>();
+    for (int i = 0; i < count; i++) {
+      counts.merge(call(), 1, Integer::sum);
+    }
+    return counts;
+  }
+
+  @Test
+  void bothPoliciesAreRegisteredUnderTheirOwnNames() {
+    LoadBalancerRegistry registry = LoadBalancerRegistry.getDefaultRegistry();
+
+    assertThat(registry.getProvider("weighted_random"))
+        .isInstanceOf(WeightedRandomLoadBalancerProvider.class);
+    assertThat(registry.getProvider("weighted_round_robin_static"))
+        .isInstanceOf(WeightedRoundRobinStaticLoadBalancerProvider.class);
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"weighted_random", "weighted_round_robin_static"})
+  void eightThousandCallsFollowWeightsOneTwoFive(String policy) {
+    String target = RESOLVER.register("dist-" + policy, cluster.endpoints(1, 2, 5));
+    channel =
+        Grpc.newChannelBuilder(target, InsecureChannelCredentials.create())
+            .defaultServiceConfig(serviceConfig(policy, false))
+            .build();
+    call(); // first call waits for the connections; not counted
+
+    Map<String, Integer> counts = calls(8000);
+
+    assertThat(100.0 * counts.getOrDefault("a", 0) / 8000).isCloseTo(100.0 / 8, within(2.5));
+    assertThat(100.0 * counts.getOrDefault("b", 0) / 8000).isCloseTo(200.0 / 8, within(2.5));
+    assertThat(100.0 * counts.getOrDefault("c", 0) / 8000).isCloseTo(500.0 / 8, within(2.5));
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"weighted_random", "weighted_round_robin_static"})
+  void defaultLoadBalancingPolicySelectsThePolicy(String policy) {
+    String target = RESOLVER.register("default-" + policy, cluster.endpoints(0, 1, 1));
+    channel =
+        Grpc.newChannelBuilder(target, InsecureChannelCredentials.create())
+            .defaultLoadBalancingPolicy(policy)
+            .build();
+    call();
+
+    Map<String, Integer> counts = calls(400);
+
+    // The drained endpoint a never answers; only a weighted policy knows weight 0.
+    assertThat(counts).containsOnlyKeys("b", "c");
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"weighted_random", "weighted_round_robin_static"})
+  void notServingServerStopsReceivingCallsWithinOneSecond(String policy) {
+    String target = RESOLVER.register("health-" + policy, cluster.endpoints(1, 1, 1));
+    channel =
+        Grpc.newChannelBuilder(target, InsecureChannelCredentials.create())
+            .defaultServiceConfig(serviceConfig(policy, true))
+            .build();
+    await().atMost(Duration.ofSeconds(5)).until(() -> calls(60).size() == 3);
+
+    cluster.setServing(1, ServingStatus.NOT_SERVING);
+
+    await()
+        .atMost(Duration.ofSeconds(1))
+        .pollInterval(Duration.ofMillis(10))
+        .until(() -> !calls(30).containsKey("b"));
+    assertThat(calls(600)).containsOnlyKeys("a", "c");
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"weighted_random", "weighted_round_robin_static"})
+  void serverBackToServingIsPickedAgain(String policy) {
+    String target = RESOLVER.register("heal-" + policy, cluster.endpoints(1, 1, 1));
+    channel =
+        Grpc.newChannelBuilder(target, InsecureChannelCredentials.create())
+            .defaultServiceConfig(serviceConfig(policy, true))
+            .build();
+    cluster.setServing(1, ServingStatus.NOT_SERVING);
+    await().atMost(Duration.ofSeconds(5)).until(() -> calls(60).keySet().equals(java.util.Set.of("a", "c")));
+
+    cluster.setServing(1, ServingStatus.SERVING);
+
+    await().atMost(Duration.ofSeconds(5)).until(() -> calls(60).containsKey("b"));
+  }
+}

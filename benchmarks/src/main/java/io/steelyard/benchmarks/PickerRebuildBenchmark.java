@@ -1,0 +1,97 @@
+package io.steelyard.benchmarks;
+
+import io.grpc.EquivalentAddressGroup;
+import io.grpc.LoadBalancer.SubchannelPicker;
+import io.grpc.LoadBalancerRegistry;
+import io.steelyard.balancer.internal.WeightedLoadBalancer;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * What a weight change costs at n = 10,000 READY endpoints.
+ *
+ * <ul>
+ *   <li>{@code buildPicker}: constructing the READY picker alone (alias table or schedule).
+ *   <li>{@code weightOnlyUpdate}: the whole resolver update through the balancer (per-child
+ *       address update of 10,000 pick_first children + picker build + publish), alternating
+ *       between two weight vectors so every update really changes the picker.
+ * </ul>
+ */
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.MICROSECONDS)
+@Warmup(iterations = 2, time = 1)
+@Measurement(iterations = 3, time = 1)
+@Fork(1)
+@State(Scope.Benchmark)
+public class PickerRebuildBenchmark {
+
+  @Param({"10000"})
+  public int n;
+
+  @Param({"uniform", "skewed"})
+  public String weights;
+
+  @Param({"weighted_random", "weighted_round_robin_static"})
+  public String policy;
+
+  private BenchHelper helper;
+  private List<EquivalentAddressGroup> endpointsA;
+  private List<EquivalentAddressGroup> endpointsB;
+  private SubchannelPicker[] childPickers;
+  private int[] weightsA;
+  private WeightedLoadBalancer.Policy policyEnum;
+  private boolean flip;
+
+  @Setup(Level.Trial)
+  public void setUp() {
+    weightsA = Weights.generate(weights, n, 42);
+    int[] weightsB = Weights.generate(weights, n, 43);
+    endpointsA = BenchHelper.endpoints(weightsA);
+    endpointsB = BenchHelper.endpoints(weightsB);
+    helper = new BenchHelper(LoadBalancerRegistry.getDefaultRegistry().getProvider(policy));
+    helper.readyPicker(weightsA);
+    policyEnum =
+        policy.equals("weighted_random")
+            ? WeightedLoadBalancer.Policy.WEIGHTED_RANDOM
+            : WeightedLoadBalancer.Policy.WEIGHTED_ROUND_ROBIN_STATIC;
+    childPickers = new SubchannelPicker[n];
+    BenchHelper rr = new BenchHelper(PickerBenchmark.utilRoundRobin());
+    rr.readyPicker(new int[n]);
+    for (int i = 0; i < n; i++) {
+      childPickers[i] =
+          new io.grpc.LoadBalancer.FixedResultPicker(
+              io.grpc.LoadBalancer.PickResult.withSubchannel(rr.subchannels.get(i)));
+    }
+    rr.shutdown();
+  }
+
+  @TearDown(Level.Trial)
+  public void tearDown() {
+    helper.shutdown();
+  }
+
+  @Benchmark
+  public SubchannelPicker buildPicker() {
+    return WeightedLoadBalancer.newReadyPicker(policyEnum, childPickers, weightsA);
+  }
+
+  @Benchmark
+  public SubchannelPicker weightOnlyUpdate() {
+    flip = !flip;
+    helper.resolve(flip ? endpointsB : endpointsA);
+    return helper.picker;
+  }
+}

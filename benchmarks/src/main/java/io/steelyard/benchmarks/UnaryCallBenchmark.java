@@ -1,0 +1,192 @@
+package io.steelyard.benchmarks;
+
+import io.grpc.CallOptions;
+import io.grpc.EquivalentAddressGroup;
+import io.grpc.Grpc;
+import io.grpc.InsecureChannelCredentials;
+import io.grpc.ManagedChannel;
+import io.grpc.MethodDescriptor;
+import io.grpc.NameResolver;
+import io.grpc.NameResolverProvider;
+import io.grpc.NameResolverRegistry;
+import io.grpc.Server;
+import io.grpc.ServerServiceDefinition;
+import io.grpc.StatusOr;
+import io.grpc.netty.NettyServerBuilder;
+import io.grpc.stub.ClientCalls;
+import io.grpc.stub.ServerCalls;
+import io.steelyard.balancer.EndpointWeights;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Threads;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * Unary calls per second through a real channel and each policy to three Netty servers on
+ * loopback (weights 1, 2, 5 for the weighted policies), in the same JVM. The figure of merit is
+ * the ratio to {@code round_robin}.
+ */
+@BenchmarkMode(Mode.Throughput)
+@OutputTimeUnit(TimeUnit.SECONDS)
+@Warmup(iterations = 2, time = 2)
+@Measurement(iterations = 3, time = 2)
+@Fork(1)
+@Threads(4)
+@State(Scope.Benchmark)
+public class UnaryCallBenchmark {
+
+  private static final MethodDescriptor.Marshaller<byte[]> BYTES =
+      new MethodDescriptor.Marshaller<>() {
+        @Override
+        public InputStream stream(byte[] value) {
+          return new ByteArrayInputStream(value);
+        }
+
+        @Override
+        public byte[] parse(InputStream stream) {
+          try {
+            return stream.readAllBytes();
+          } catch (IOException e) {
+            throw new IllegalStateException(e);
+          }
+        }
+      };
+
+  private static final MethodDescriptor<byte[], byte[]> ECHO =
+      MethodDescriptor.<byte[], byte[]>newBuilder()
+          .setType(MethodDescriptor.MethodType.UNARY)
+          .setFullMethodName("steelyard.bench.Echo/Echo")
+          .setRequestMarshaller(BYTES)
+          .setResponseMarshaller(BYTES)
+          .build();
+
+  private static final byte[] PAYLOAD = new byte[16];
+
+  @Param({"round_robin", "weighted_random", "weighted_round_robin_static"})
+  public String policy;
+
+  private final List<Server> servers = new ArrayList<>();
+  private ManagedChannel channel;
+  private NameResolverProvider resolver;
+
+  @Setup(Level.Trial)
+  public void setUp() throws IOException {
+    List<EquivalentAddressGroup> endpoints = new ArrayList<>();
+    int[] weights = {1, 2, 5};
+    for (int weight : weights) {
+      Server server =
+          NettyServerBuilder.forAddress(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))
+              .addService(
+                  ServerServiceDefinition.builder("steelyard.bench.Echo")
+                      .addMethod(
+                          ECHO,
+                          ServerCalls.asyncUnaryCall(
+                              (request, response) -> {
+                                response.onNext(request);
+                                response.onCompleted();
+                              }))
+                      .build())
+              .build()
+              .start();
+      servers.add(server);
+      endpoints.add(
+          EndpointWeights.withWeight(
+              new EquivalentAddressGroup(server.getListenSockets().get(0)), weight));
+    }
+    resolver = new StaticProvider(endpoints);
+    NameResolverRegistry.getDefaultRegistry().register(resolver);
+    channel =
+        Grpc.newChannelBuilder("bench-static:///echo", InsecureChannelCredentials.create())
+            .defaultServiceConfig(Map.of("loadBalancingConfig", List.of(Map.of(policy, Map.of()))))
+            .build();
+    call();
+  }
+
+  @TearDown(Level.Trial)
+  public void tearDown() throws InterruptedException {
+    channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+    for (Server server : servers) {
+      server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+    }
+    NameResolverRegistry.getDefaultRegistry().deregister(resolver);
+  }
+
+  @Benchmark
+  public byte[] call() {
+    return ClientCalls.blockingUnaryCall(channel, ECHO, CallOptions.DEFAULT, PAYLOAD);
+  }
+
+  private static final class StaticProvider extends NameResolverProvider {
+    private final List<EquivalentAddressGroup> endpoints;
+
+    StaticProvider(List<EquivalentAddressGroup> endpoints) {
+      this.endpoints = List.copyOf(endpoints);
+    }
+
+    @Override
+    public NameResolver newNameResolver(URI targetUri, NameResolver.Args args) {
+      if (!"bench-static".equals(targetUri.getScheme())) {
+        return null;
+      }
+      return new NameResolver() {
+        @Override
+        public String getServiceAuthority() {
+          return "localhost";
+        }
+
+        @Override
+        public void start(Listener2 listener) {
+          listener.onResult2(
+              ResolutionResult.newBuilder()
+                  .setAddressesOrError(StatusOr.fromValue(endpoints))
+                  .build());
+        }
+
+        @Override
+        public void shutdown() {}
+      };
+    }
+
+    @Override
+    public String getDefaultScheme() {
+      return "bench-static";
+    }
+
+    @Override
+    protected boolean isAvailable() {
+      return true;
+    }
+
+    @Override
+    protected int priority() {
+      return 5;
+    }
+
+    @Override
+    public Collection<Class<? extends SocketAddress>> getProducedSocketAddressTypes() {
+      return List.of(InetSocketAddress.class);
+    }
+  }
+}

@@ -1,0 +1,351 @@
+package io.steelyard.benchmarks.discovery;
+
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.kv.PutResponse;
+import io.grpc.EquivalentAddressGroup;
+import io.grpc.Grpc;
+import io.grpc.InsecureChannelCredentials;
+import io.grpc.LoadBalancer;
+import io.grpc.LoadBalancerProvider;
+import io.grpc.LoadBalancerRegistry;
+import io.grpc.ManagedChannel;
+import io.grpc.Status;
+import io.steelyard.balancer.EndpointWeights;
+import io.steelyard.discovery.DiscoveryStats;
+import io.steelyard.discovery.ServiceWatcher;
+import io.steelyard.discovery.Snapshot;
+import io.steelyard.registry.EtcdConnection;
+import io.steelyard.registry.KeyLayout;
+import io.steelyard.testkit.EtcdCluster;
+import java.lang.management.ManagementFactory;
+import java.lang.management.MemoryMXBean;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * Discovery figures, as a plain harness rather than JMH: each figure is a wall-clock distribution
+ * over real etcd round trips, not a hot loop.
+ *
+ * <ul>
+ *   <li>{@code latency}: time from an etcd put (issued) to the changed address list reaching a
+ *       real channel's load balancer through the {@code etcd:} resolver; p50/p99/max over
+ *       {@code --updates} sequential weight changes.
+ *   <li>{@code coldstart}: {@code --instances} keys under one service; time from {@code open} to
+ *       the first complete list, and the heap the watcher retains.
+ * </ul>
+ *
+ * <p>Usage: {@code java -cp benchmarks/target/benchmarks.jar
+ * io.steelyard.benchmarks.discovery.DiscoveryBench [latency|coldstart|all] [--updates N]
+ * [--instances N] [--endpoints URLS]}. Without {@code --endpoints} a local etcd is started with
+ * the testkit.
+ */
+public final class DiscoveryBench {
+
+  private static final String POLICY = "steelyard_bench_recording";
+  /** (weight, arrival nanoTime) of every list the channel's balancer receives. */
+  private static final BlockingQueue<long[]> ARRIVALS = new LinkedBlockingQueue<>();
+  private static final AtomicReference<CountDownLatch> BIG_LIST = new AtomicReference<>();
+  private static volatile int bigListSize;
+
+  private DiscoveryBench() {}
+
+  public static void main(String[] args) throws Exception {
+    String mode = args.length > 0 && !args[0].startsWith("--") ? args[0] : "all";
+    int updates = intArg(args, "--updates", 1_000);
+    int instances = intArg(args, "--instances", 10_000);
+    String endpoints = stringArg(args, "--endpoints", null);
+    EtcdCluster local = null;
+    if (endpoints == null) {
+      local = EtcdCluster.builder().backend(EtcdCluster.Backend.BINARY).build();
+      local.start();
+      endpoints = local.endpoints();
+    }
+    try {
+      LoadBalancerRegistry.getDefaultRegistry().register(new RecordingProvider());
+      EtcdConnection conn = EtcdConnection.of(endpoints);
+      System.out.printf(Locale.ROOT, "etcd %s, java %s, %d cpus%n", endpoints,
+          System.getProperty("java.version"), Runtime.getRuntime().availableProcessors());
+      if (mode.equals("coldstart") || mode.equals("all")) {
+        coldStart(conn, instances);
+      }
+      if (mode.equals("latency") || mode.equals("all")) {
+        latency(conn, updates);
+      }
+    } finally {
+      if (local != null) {
+        local.close();
+      }
+    }
+    System.exit(0);
+  }
+
+  // ------------------------------------------------------------------ propagation latency
+
+  private static void latency(EtcdConnection conn, int updates) throws Exception {
+    String service = "bench-latency";
+    String key = "/services/" + service + "/127.0.0.1:9000";
+    try (Client writer = conn.connect()) {
+      put(writer, key, "127.0.0.1:9000|1");
+      ManagedChannel channel = Grpc.newChannelBuilder(
+              "etcd://" + conn.endpointsString().replace("http://", "") + "/" + service,
+              InsecureChannelCredentials.create())
+          .defaultLoadBalancingPolicy(POLICY)
+          .build();
+      channel.getState(true);
+      awaitWeight(1, System.nanoTime());
+      // Back to back: the next put leaves as soon as the previous change arrived, so every
+      // change lands inside the throttle window of the previous publish (worst case).
+      measure(writer, key, updates, 0, "back-to-back");
+      // Paced: one change every 25 ms, longer than the window, like independent weight changes.
+      measure(writer, key, updates, 25, "paced 25 ms");
+      channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+    }
+  }
+
+  private static void measure(Client writer, String key, int updates, int paceMillis, String label)
+      throws Exception {
+    int warmup = Math.min(200, updates / 5);
+    long[] nanos = new long[updates];
+    long[] acks = new long[updates];
+    for (int i = 0; i < warmup + updates; i++) {
+      if (paceMillis > 0) {
+        java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(paceMillis));
+      }
+      int weight = 2 + (i % 1000);
+      long start = System.nanoTime();
+      AtomicLong acked = new AtomicLong();
+      CompletableFuture<PutResponse> put =
+          writer.getKVClient().put(bytes(key), bytes("127.0.0.1:9000|" + weight));
+      put.thenRun(() -> acked.set(System.nanoTime()));
+      long arrived = awaitWeight(weight, start);
+      put.get(10, TimeUnit.SECONDS);
+      while (acked.get() == 0) {
+        Thread.onSpinWait(); // thenRun may still be running on jetcd's thread
+      }
+      if (i >= warmup) {
+        nanos[i - warmup] = arrived - start;
+        acks[i - warmup] = acked.get() - start;
+      }
+    }
+    Arrays.sort(nanos);
+    Arrays.sort(acks);
+    System.out.printf(Locale.ROOT,
+        "propagation latency put -> channel LB, %s, %d updates: p50 %.2f ms, p90 %.2f ms,"
+            + " p99 %.2f ms, max %.2f ms (throttle window %d ms)%n",
+        label, updates, ms(pct(nanos, 50)), ms(pct(nanos, 90)), ms(pct(nanos, 99)),
+        ms(nanos[nanos.length - 1]), ServiceWatcher.DEFAULT_DEBOUNCE_MILLIS);
+    System.out.printf(Locale.ROOT,
+        "  etcd's own put -> ack over the same puts (commit incl. fsync): p50 %.2f ms, p99 %.2f ms,"
+            + " max %.2f ms%n",
+        ms(pct(acks, 50)), ms(pct(acks, 99)), ms(acks[acks.length - 1]));
+  }
+
+  private static long awaitWeight(int weight, long since) throws InterruptedException {
+    while (true) {
+      long[] a = ARRIVALS.poll(10, TimeUnit.SECONDS);
+      if (a == null) {
+        throw new IllegalStateException("weight " + weight + " never reached the channel");
+      }
+      if (a[0] == weight && a[1] >= since) {
+        return a[1];
+      }
+    }
+  }
+
+  // ------------------------------------------------------------------ cold start
+
+  private static void coldStart(EtcdConnection conn, int instances) throws Exception {
+    String service = "bench-cold";
+    try (Client writer = conn.connect()) {
+      long t = System.nanoTime();
+      Semaphore inFlight = new Semaphore(256);
+      List<CompletableFuture<PutResponse>> puts = new ArrayList<>(instances);
+      for (int i = 0; i < instances; i++) {
+        String addr = "10." + (i >> 16 & 255) + "." + (i >> 8 & 255) + "." + (i & 255) + ":50051";
+        inFlight.acquire();
+        CompletableFuture<PutResponse> f = writer.getKVClient()
+            .put(bytes("/services/" + service + "/" + addr), bytes(addr + "|" + (1 + i % 100)));
+        f.whenComplete((r, e) -> inFlight.release());
+        puts.add(f);
+      }
+      CompletableFuture.allOf(puts.toArray(CompletableFuture[]::new)).get(120, TimeUnit.SECONDS);
+      System.out.printf(Locale.ROOT, "wrote %d instances in %.0f ms%n", instances, ms(System.nanoTime() - t));
+    }
+
+    ServiceWatcher holder = coldStartAndJoin(conn, service, instances);
+    try {
+      retainedHeap(conn, service);
+    } finally {
+      holder.close();
+    }
+  }
+
+  /**
+   * Times the first watcher of the JVM and a channel joining it; returns a watcher of another
+   * service that keeps the shared etcd client alive, with every local of this frame dead.
+   */
+  private static ServiceWatcher coldStartAndJoin(EtcdConnection conn, String service, int instances)
+      throws Exception {
+    // 1. Cold: the first watcher of the JVM (creates the etcd client, loads the classes).
+    long t0 = System.nanoTime();
+    CountDownLatch first = new CountDownLatch(1);
+    AtomicLong listed = new AtomicLong();
+    ServiceWatcher big = ServiceWatcher.open(conn, KeyLayout.defaults(), service, s -> {
+      listed.set(s.instances().size());
+      first.countDown();
+    });
+    await(first);
+    System.out.printf(Locale.ROOT,
+        "cold start, first watcher of the JVM: %d instances listed in %.1f ms%n",
+        listed.get(), ms(System.nanoTime() - t0));
+
+    // 2. A channel joining the shared watcher: time until its balancer holds every address.
+    bigListSize = instances;
+    CountDownLatch atBalancer = new CountDownLatch(1);
+    BIG_LIST.set(atBalancer);
+    long t1 = System.nanoTime();
+    ManagedChannel channel = Grpc.newChannelBuilder(
+            "etcd://" + conn.endpointsString().replace("http://", "") + "/" + service,
+            InsecureChannelCredentials.create())
+        .defaultLoadBalancingPolicy(POLICY)
+        .build();
+    channel.getState(true);
+    await(atBalancer);
+    System.out.printf(Locale.ROOT,
+        "new channel on the shared watcher: %d addresses at its balancer in %.1f ms%n",
+        instances, ms(System.nanoTime() - t1));
+    channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+    BIG_LIST.set(null);
+
+    ServiceWatcher holder = ServiceWatcher.open(conn, KeyLayout.defaults(), "bench-empty", s -> {});
+    while (DiscoveryStats.openEtcdWatches() < 2) {
+      Thread.onSpinWait();
+    }
+    big.close();
+    while (DiscoveryStats.activeWatches() > 1 || DiscoveryStats.openEtcdWatches() > 1) {
+      Thread.onSpinWait();
+    }
+    return holder;
+  }
+
+  /** Heap before and after a fresh watcher of the big service lists it; the client is shared. */
+  private static void retainedHeap(EtcdConnection conn, String service) throws Exception {
+    MemoryMXBean mem = ManagementFactory.getMemoryMXBean();
+    long before = usedHeapAfterGc(mem);
+    CountDownLatch listed = new CountDownLatch(1);
+    AtomicLong size = new AtomicLong();
+    ServiceWatcher again = ServiceWatcher.open(conn, KeyLayout.defaults(), service, s -> {
+      size.set(s.instances().size());
+      listed.countDown();
+    });
+    await(listed);
+    long after = usedHeapAfterGc(mem);
+    System.out.printf(Locale.ROOT,
+        "retained heap of the watcher of %d instances: %.1f MB (%.0f bytes/instance)%n",
+        size.get(), (after - before) / 1e6, (after - before) / (double) size.get());
+    again.close();
+  }
+
+  private static long usedHeapAfterGc(MemoryMXBean mem) throws InterruptedException {
+    long used = Long.MAX_VALUE;
+    for (int i = 0; i < 5; i++) {
+      mem.gc();
+      used = Math.min(used, mem.getHeapMemoryUsage().getUsed());
+    }
+    return used;
+  }
+
+  private static void await(CountDownLatch latch) throws InterruptedException {
+    if (!latch.await(60, TimeUnit.SECONDS)) {
+      throw new IllegalStateException("timed out");
+    }
+  }
+
+  // ------------------------------------------------------------------ plumbing
+
+  /** A balancer that only reports what it receives. */
+  static final class RecordingProvider extends LoadBalancerProvider {
+    @Override
+    public boolean isAvailable() {
+      return true;
+    }
+
+    @Override
+    public int getPriority() {
+      return 5;
+    }
+
+    @Override
+    public String getPolicyName() {
+      return POLICY;
+    }
+
+    @Override
+    public LoadBalancer newLoadBalancer(LoadBalancer.Helper helper) {
+      return new LoadBalancer() {
+        @Override
+        public Status acceptResolvedAddresses(ResolvedAddresses r) {
+          long now = System.nanoTime();
+          List<EquivalentAddressGroup> eags = r.getAddresses();
+          if (eags.size() == 1) {
+            ARRIVALS.add(new long[] {EndpointWeights.weight(eags.get(0)), now});
+          }
+          CountDownLatch big = BIG_LIST.get();
+          if (big != null && eags.size() == bigListSize) {
+            big.countDown();
+          }
+          return Status.OK;
+        }
+
+        @Override
+        public void handleNameResolutionError(Status error) {}
+
+        @Override
+        public void shutdown() {}
+      };
+    }
+  }
+
+  private static void put(Client c, String key, String value) throws Exception {
+    c.getKVClient().put(bytes(key), bytes(value)).get(10, TimeUnit.SECONDS);
+  }
+
+  private static ByteSequence bytes(String s) {
+    return ByteSequence.from(s, StandardCharsets.UTF_8);
+  }
+
+  private static long pct(long[] sorted, int p) {
+    int i = (int) Math.ceil(p / 100.0 * sorted.length) - 1;
+    return sorted[Math.max(0, Math.min(sorted.length - 1, i))];
+  }
+
+  private static double ms(long nanos) {
+    return nanos / 1e6;
+  }
+
+  private static int intArg(String[] args, String name, int def) {
+    String v = stringArg(args, name, null);
+    return v == null ? def : Integer.parseInt(v);
+  }
+
+  private static String stringArg(String[] args, String name, String def) {
+    for (int i = 0; i < args.length - 1; i++) {
+      if (args[i].equals(name)) {
+        return args[i + 1];
+      }
+    }
+    return def;
+  }
+}

@@ -1,0 +1,287 @@
+package io.steelyard.discovery;
+
+import com.google.common.annotations.VisibleForTesting;
+import com.google.common.net.HostAndPort;
+import com.google.common.net.InetAddresses;
+import io.grpc.EquivalentAddressGroup;
+import io.grpc.NameResolver;
+import io.grpc.Status;
+import io.grpc.StatusOr;
+import io.grpc.SynchronizationContext;
+import io.steelyard.balancer.EndpointWeights;
+import io.steelyard.registry.ServiceInstance;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.net.UnknownHostException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Executor;
+import java.util.concurrent.Executors;
+import javax.annotation.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The {@code etcd:} resolver of one channel: a thin subscriber of the process-wide shared
+ * watcher of its service. Snapshots arrive on the discovery thread and hop onto the channel's
+ * {@link SynchronizationContext}; all state below is touched only there.
+ *
+ * <p>Stale-serving: once it has pushed a list, it never reports an error nor pushes an empty
+ * list because etcd went away (the watcher keeps the last list). An empty list is pushed only
+ * when etcd itself lists no instance.
+ */
+final class EtcdNameResolver extends NameResolver {
+
+  private static final Logger logger = LoggerFactory.getLogger(EtcdNameResolver.class);
+
+  /** Where the resolver's snapshots come from; the shared registry in production. */
+  @FunctionalInterface
+  interface Source {
+    AutoCloseable subscribe(ServiceWatcher.Listener listener);
+  }
+
+  private final String authority;
+  private final String description;
+  @Nullable private final Source source;
+  @Nullable private final Status invalid;
+  private final SynchronizationContext syncContext;
+  private final Executor dnsExecutor;
+
+  static final long MIN_DNS_REFRESH_MILLIS = 5_000;
+
+  /** Blocking DNS lookups of host-name addresses; IP literals never get here. */
+  private static final Executor SHARED_DNS_EXECUTOR = Executors.newCachedThreadPool(r -> {
+    Thread t = new Thread(r, "steelyard-discovery-dns");
+    t.setDaemon(true);
+    return t;
+  });
+
+  // Sync context only.
+  @Nullable private Listener2 listener;
+  @Nullable private AutoCloseable subscription;
+  @Nullable private Snapshot pushed;
+  @Nullable private Snapshot latest;
+  private boolean resolving;
+  private final Map<String, List<InetAddress>> dnsCache = new HashMap<>();
+  private long lastDnsRefreshNanos;
+  private boolean shutdown;
+
+  EtcdNameResolver(String authority, String description, Source source, SynchronizationContext syncContext) {
+    this(authority, description, source, syncContext, SHARED_DNS_EXECUTOR);
+  }
+
+  @VisibleForTesting
+  EtcdNameResolver(
+      String authority,
+      String description,
+      Source source,
+      SynchronizationContext syncContext,
+      Executor dnsExecutor) {
+    this.authority = authority;
+    this.description = description;
+    this.source = source;
+    this.invalid = null;
+    this.syncContext = syncContext;
+    this.dnsExecutor = dnsExecutor;
+  }
+
+  /** A resolver for a target that cannot work: it reports {@code status} and nothing else. */
+  private EtcdNameResolver(String authority, Status invalid, SynchronizationContext syncContext) {
+    this.authority = authority;
+    this.description = authority;
+    this.source = null;
+    this.invalid = invalid;
+    this.syncContext = syncContext;
+    this.dnsExecutor = SHARED_DNS_EXECUTOR;
+  }
+
+  static EtcdNameResolver failing(String authority, Status status, SynchronizationContext syncContext) {
+    return new EtcdNameResolver(authority, status, syncContext);
+  }
+
+  @Override
+  public String getServiceAuthority() {
+    return authority;
+  }
+
+  @Override
+  public void start(Listener2 listener) {
+    syncContext.throwIfNotInThisSynchronizationContext();
+    if (this.listener != null) {
+      throw new IllegalStateException("already started");
+    }
+    this.listener = listener;
+    if (invalid != null) {
+      listener.onError(invalid);
+      return;
+    }
+    try {
+      subscription = source.subscribe(new ServiceWatcher.Listener() {
+        @Override
+        public void onSnapshot(Snapshot snapshot) {
+          syncContext.execute(() -> handleSnapshot(snapshot));
+        }
+
+        @Override
+        public void onUnavailable(Throwable cause) {
+          syncContext.execute(() -> handleUnavailable(cause));
+        }
+
+        @Override
+        public String toString() {
+          return "EtcdNameResolver{" + description + "}";
+        }
+      });
+    } catch (RuntimeException e) {
+      listener.onError(Status.UNAVAILABLE
+          .withDescription("cannot start watching " + description + ": " + e.getMessage())
+          .withCause(e));
+    }
+  }
+
+  private void handleSnapshot(Snapshot snapshot) {
+    if (shutdown) {
+      return;
+    }
+    latest = snapshot;
+    pushLatest(false);
+  }
+
+  /**
+   * Pushes {@link #latest} unless the channel already has its instances. Host names not yet
+   * looked up are resolved first, off the synchronization context; the push then happens when
+   * the lookups come back (with whatever snapshot is latest by then).
+   */
+  private void pushLatest(boolean force) {
+    Snapshot snapshot = latest;
+    if (snapshot == null || resolving) {
+      return; // a lookup in flight pushes the latest snapshot when it returns
+    }
+    if (!force && snapshot.sameInstances(pushed)) {
+      pushed = snapshot; // only staleness or revision moved: the channel has nothing to do
+      return;
+    }
+    List<String> unknown = new ArrayList<>();
+    for (ServiceInstance i : snapshot.instances()) {
+      String host = HostAndPort.fromString(i.address()).getHost();
+      if (!InetAddresses.isInetAddress(host) && !dnsCache.containsKey(host)) {
+        unknown.add(host);
+      }
+    }
+    if (!unknown.isEmpty()) {
+      resolving = true;
+      dnsExecutor.execute(() -> {
+        Map<String, List<InetAddress>> found = lookUp(unknown);
+        syncContext.execute(() -> {
+          resolving = false;
+          if (shutdown) {
+            return;
+          }
+          dnsCache.putAll(found);
+          pushLatest(true);
+        });
+      });
+      return;
+    }
+    List<EquivalentAddressGroup> eags = toAddressGroups(snapshot.instances(), dnsCache);
+    pushed = snapshot;
+    Status accepted = listener.onResult2(
+        ResolutionResult.newBuilder().setAddressesOrError(StatusOr.fromValue(eags)).build());
+    if (!accepted.isOk()) {
+      // The watch pushes the next change by itself; nothing to retry here.
+      logger.debug("Channel for {} did not accept {} addresses: {}", description, eags.size(), accepted);
+    }
+  }
+
+  /** Blocking DNS lookups, on the DNS executor. A name that fails maps to an empty list. */
+  private Map<String, List<InetAddress>> lookUp(List<String> hosts) {
+    Map<String, List<InetAddress>> out = new HashMap<>();
+    for (String host : hosts) {
+      try {
+        out.put(host, List.of(InetAddress.getAllByName(host)));
+      } catch (UnknownHostException | SecurityException e) {
+        logger.warn("Cannot resolve host {} of {}; skipping its instances until it resolves",
+            host, description, e);
+        out.put(host, List.of());
+      }
+    }
+    return out;
+  }
+
+  private void handleUnavailable(Throwable cause) {
+    if (shutdown || pushed != null) {
+      return; // stale-serving: a channel that has addresses keeps them
+    }
+    listener.onError(Status.UNAVAILABLE
+        .withDescription("etcd unreachable and no instance list yet for " + description)
+        .withCause(cause));
+  }
+
+  /**
+   * The watch is live, so this only re-resolves host names (at most every {@value
+   * #MIN_DNS_REFRESH_MILLIS} ms): grpc asks for it when connections fail, which is when a
+   * name may have moved.
+   */
+  @Override
+  public void refresh() {
+    if (shutdown || dnsCache.isEmpty()) {
+      return;
+    }
+    long now = System.nanoTime();
+    if (lastDnsRefreshNanos != 0 && now - lastDnsRefreshNanos < MIN_DNS_REFRESH_MILLIS * 1_000_000) {
+      return;
+    }
+    lastDnsRefreshNanos = now;
+    dnsCache.clear();
+    pushLatest(true);
+  }
+
+  @Override
+  public void shutdown() {
+    if (shutdown) {
+      return;
+    }
+    shutdown = true;
+    if (subscription != null) {
+      try {
+        subscription.close();
+      } catch (Exception e) {
+        logger.debug("Releasing the watch of {} failed", description, e);
+      }
+      subscription = null;
+    }
+  }
+
+  /**
+   * IP literals become addresses as they are; host names become one group of all their resolved
+   * addresses (grpc-netty does not resolve unresolved addresses itself). An instance whose
+   * name did not resolve is left out.
+   */
+  @VisibleForTesting
+  static List<EquivalentAddressGroup> toAddressGroups(
+      List<ServiceInstance> instances, Map<String, List<InetAddress>> dns) {
+    List<EquivalentAddressGroup> out = new ArrayList<>(instances.size());
+    for (ServiceInstance i : instances) {
+      HostAndPort hp = HostAndPort.fromString(i.address());
+      String host = hp.getHost();
+      List<SocketAddress> addrs;
+      if (InetAddresses.isInetAddress(host)) {
+        addrs = List.of(new InetSocketAddress(InetAddresses.forString(host), hp.getPort()));
+      } else {
+        List<InetAddress> resolved = dns.getOrDefault(host, List.of());
+        if (resolved.isEmpty()) {
+          continue;
+        }
+        addrs = new ArrayList<>(resolved.size());
+        for (InetAddress a : resolved) {
+          addrs.add(new InetSocketAddress(a, hp.getPort()));
+        }
+      }
+      out.add(EndpointWeights.withWeight(new EquivalentAddressGroup(addrs), i.weight(), i.metadata()));
+    }
+    return out;
+  }
+}

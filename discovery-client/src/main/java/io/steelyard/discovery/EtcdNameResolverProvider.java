@@ -1,0 +1,190 @@
+package io.steelyard.discovery;
+
+import static com.google.common.base.Preconditions.checkState;
+import static java.util.Objects.requireNonNull;
+
+import io.grpc.NameResolver;
+import io.grpc.NameResolverProvider;
+import io.grpc.Status;
+import io.steelyard.registry.EtcdConnection;
+import io.steelyard.registry.KeyLayout;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.net.URI;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.List;
+import java.util.function.Supplier;
+import javax.annotation.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The {@code etcd} name resolver scheme for grpc-java.
+ *
+ * <pre>{@code
+ * // etcd from STEELYARD_ETCD_ENDPOINTS, else http://127.0.0.1:2379 (the META-INF/services instance)
+ * ManagedChannel ch = ManagedChannelBuilder.forTarget("etcd:///greeter")
+ *     .defaultLoadBalancingPolicy("weighted_random").usePlaintext().build();
+ * // etcd named in the target
+ * ManagedChannelBuilder.forTarget("etcd://10.0.0.1:2379,10.0.0.2:2379/greeter");
+ * // programmatic: auth/TLS/prefix, registered above the default instance
+ * NameResolverRegistry.getDefaultRegistry().register(EtcdNameResolverProvider.builder()
+ *     .connection(EtcdConnection.builder().endpoints("https://etcd:2379").tls(ca, null, null).build())
+ *     .layout(KeyLayout.of("/prod/services")).priority(6).build());
+ * }</pre>
+ *
+ * <p>Every channel of the process naming the same etcd, layout and service shares one watch.
+ * Addresses carry their weight and metadata ({@link io.steelyard.balancer.EndpointWeights}).
+ * This provider never throws: a target it cannot serve yields a resolver that fails the
+ * channel's calls with a status naming the target and the expected form.
+ */
+public final class EtcdNameResolverProvider extends NameResolverProvider {
+
+  private static final Logger logger = LoggerFactory.getLogger(EtcdNameResolverProvider.class);
+
+  /** The URI scheme served. */
+  public static final String SCHEME = "etcd";
+
+  /** Priority of the default instance; grpc's DNS provider uses 5 too, for another scheme. */
+  public static final int DEFAULT_PRIORITY = 5;
+
+  @Nullable private final EtcdConnection connection;
+  private final KeyLayout layout;
+  private final int priority;
+  private final WatcherConfig config;
+
+  /** The instance listed in {@code META-INF/services}: etcd from the environment, default layout. */
+  public EtcdNameResolverProvider() {
+    this(null, KeyLayout.defaults(), DEFAULT_PRIORITY, WatcherConfig.DEFAULTS);
+  }
+
+  private EtcdNameResolverProvider(
+      @Nullable EtcdConnection connection, KeyLayout layout, int priority, WatcherConfig config) {
+    this.connection = connection;
+    this.layout = layout;
+    this.priority = priority;
+    this.config = config;
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  @Override
+  protected boolean isAvailable() {
+    return true;
+  }
+
+  @Override
+  protected int priority() {
+    return priority;
+  }
+
+  @Override
+  public String getDefaultScheme() {
+    return SCHEME;
+  }
+
+  @Override
+  public Collection<Class<? extends SocketAddress>> getProducedSocketAddressTypes() {
+    return List.of(InetSocketAddress.class);
+  }
+
+  @Override
+  @Nullable
+  public NameResolver newNameResolver(URI targetUri, NameResolver.Args args) {
+    if (targetUri == null || !SCHEME.equals(targetUri.getScheme())) {
+      return null;
+    }
+    String path = targetUri.getPath();
+    String authority = path != null && path.startsWith("/") && path.length() > 1
+        ? path.substring(1) : String.valueOf(targetUri.getSchemeSpecificPart());
+    try {
+      Supplier<EtcdConnection> defaults =
+          () -> connection != null ? connection : EtcdConnection.fromEnvironment();
+      EtcdTarget target = EtcdTarget.parse(targetUri, defaults);
+      String description = "service " + target.service() + " at etcd " + target.connection().endpointsString();
+      return new EtcdNameResolver(
+          target.service(),
+          description,
+          listener -> WatchRegistry.SHARED.subscribe(
+              target.connection(), layout, target.service(), config, listener),
+          args.getSynchronizationContext());
+    } catch (RuntimeException e) {
+      logger.warn("Invalid etcd target {}: {}", targetUri, e.getMessage());
+      return EtcdNameResolver.failing(
+          authority,
+          Status.INVALID_ARGUMENT.withDescription(e.getMessage()).withCause(e),
+          args.getSynchronizationContext());
+    }
+  }
+
+  /** Configuration of a programmatically registered provider; each setting at most once. */
+  public static final class Builder {
+    @Nullable private EtcdConnection connection;
+    @Nullable private KeyLayout layout;
+    private int priority = DEFAULT_PRIORITY;
+    private boolean prioritySet;
+    private WatcherConfig config = WatcherConfig.DEFAULTS;
+    private boolean debounceSet;
+    private boolean relistSet;
+    private boolean backoffSet;
+
+    private Builder() {}
+
+    /** etcd for {@code etcd:///SERVICE} targets; default: from {@code STEELYARD_ETCD_ENDPOINTS}. */
+    public Builder connection(EtcdConnection connection) {
+      checkState(this.connection == null, "connection already set");
+      this.connection = requireNonNull(connection, "connection");
+      return this;
+    }
+
+    /** Key layout; default {@link KeyLayout#defaults()}. */
+    public Builder layout(KeyLayout layout) {
+      checkState(this.layout == null, "layout already set");
+      this.layout = requireNonNull(layout, "layout");
+      return this;
+    }
+
+    /** Provider priority (0..10); above {@value #DEFAULT_PRIORITY} to win over the default instance. */
+    public Builder priority(int priority) {
+      checkState(!prioritySet, "priority already set");
+      if (priority < 0 || priority > 10) {
+        throw new IllegalArgumentException("priority: " + priority + " (expected: 0..10)");
+      }
+      this.priority = priority;
+      prioritySet = true;
+      return this;
+    }
+
+    /** Coalescing window; see {@link ServiceWatcher.Builder#debounce}. */
+    public Builder debounce(Duration debounce) {
+      checkState(!debounceSet, "debounce already set");
+      config = config.withDebounce(requireNonNull(debounce, "debounce"));
+      debounceSet = true;
+      return this;
+    }
+
+    /** Safety-net re-list interval; see {@link ServiceWatcher.Builder#relistInterval}. */
+    public Builder relistInterval(Duration interval) {
+      checkState(!relistSet, "relistInterval already set");
+      config = config.withRelistInterval(requireNonNull(interval, "interval"));
+      relistSet = true;
+      return this;
+    }
+
+    /** Retry backoff; see {@link ServiceWatcher.Builder#backoff}. */
+    public Builder backoff(Duration initial, Duration max) {
+      checkState(!backoffSet, "backoff already set");
+      config = config.withBackoff(requireNonNull(initial, "initial"), requireNonNull(max, "max"));
+      backoffSet = true;
+      return this;
+    }
+
+    public EtcdNameResolverProvider build() {
+      return new EtcdNameResolverProvider(
+          connection, layout == null ? KeyLayout.defaults() : layout, priority, config);
+    }
+  }
+}

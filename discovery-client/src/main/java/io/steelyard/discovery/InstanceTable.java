@@ -1,0 +1,136 @@
+package io.steelyard.discovery;
+
+import io.steelyard.registry.DecodedValue;
+import io.steelyard.registry.KeyLayout;
+import io.steelyard.registry.ServiceInstance;
+import io.steelyard.registry.ValueCodec;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.atomic.AtomicLong;
+import javax.annotation.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The known keys of one service prefix and what they decoded to. Not thread-safe: owned by one
+ * watcher and touched only from its serialized executor.
+ *
+ * <p>Only the decoded instance and the key's mod revision are kept, never the raw value, so a
+ * large service costs a few hundred bytes per instance.
+ */
+final class InstanceTable {
+
+  private static final Logger logger = LoggerFactory.getLogger(InstanceTable.class);
+
+  /** What a key currently holds; {@code instance == null} when its value was malformed. */
+  private record Entry(long modRevision, @Nullable ServiceInstance instance) {}
+
+  private final String service;
+  private final String prefix;
+  private final String endpoints;
+  private final AtomicLong malformedCounter;
+  private final TreeMap<String, Entry> entries = new TreeMap<>();
+
+  InstanceTable(String service, KeyLayout layout, String endpoints, AtomicLong malformedCounter) {
+    this.service = service;
+    this.prefix = layout.servicePrefix(service); // validated once, not per key
+    this.endpoints = endpoints;
+    this.malformedCounter = malformedCounter;
+  }
+
+  int size() {
+    return entries.size();
+  }
+
+  /**
+   * Records a put. Returns whether the usable instances may have changed. A malformed value is
+   * warned about and counted once per key and mod revision (a re-list that sees the same bad
+   * value again stays silent), and removes whatever good value the key held before: the key no
+   * longer describes a reachable instance.
+   */
+  boolean put(String key, byte[] value, long modRevision) {
+    if (!key.startsWith(prefix) || key.length() == prefix.length()) {
+      return false; // the prefix itself, or a key outside it: not an instance
+    }
+    Entry old = entries.get(key);
+    if (old != null && old.modRevision == modRevision) {
+      return false; // re-listed, unchanged
+    }
+    ServiceInstance instance = null;
+    DecodedValue decoded = ValueCodec.decode(value);
+    if (decoded instanceof DecodedValue.Accepted accepted) {
+      try {
+        instance = accepted.toInstance(service);
+      } catch (IllegalArgumentException e) {
+        decoded = new DecodedValue.Rejected(e.getMessage());
+      }
+    }
+    if (decoded instanceof DecodedValue.Rejected rejected) {
+      malformedCounter.incrementAndGet();
+      DiscoveryStats.MALFORMED.incrementAndGet();
+      logger.warn(
+          "Skipping malformed value of key {} (service {}, etcd {}, mod revision {}, {} bytes): {}",
+          printable(key), service, endpoints, modRevision, value.length, rejected.reason());
+    }
+    entries.put(key, new Entry(modRevision, instance));
+    return !sameInstance(old, instance);
+  }
+
+  boolean remove(String key) {
+    Entry old = entries.remove(key);
+    return old != null && old.instance != null;
+  }
+
+  /** A listing: the complete set of keys at one revision. Returns whether instances changed. */
+  boolean replaceAll(Map<String, KeyedValue> listing) {
+    boolean changed = false;
+    Set<String> gone = new HashSet<>(entries.keySet());
+    gone.removeAll(listing.keySet());
+    for (String key : gone) {
+      changed |= remove(key);
+    }
+    for (Map.Entry<String, KeyedValue> e : listing.entrySet()) {
+      changed |= put(e.getKey(), e.getValue().value(), e.getValue().modRevision());
+    }
+    return changed;
+  }
+
+  /** A value as listed, with its mod revision. */
+  record KeyedValue(byte[] value, long modRevision) {}
+
+  Snapshot snapshot(long revision, @Nullable Instant staleSince) {
+    // Unique by address, first key wins: two keys for one address would otherwise give the
+    // balancer two subchannels to one server.
+    Map<String, ServiceInstance> byAddress = new HashMap<>(entries.size() * 2);
+    for (Entry e : entries.values()) {
+      if (e.instance != null) {
+        byAddress.putIfAbsent(e.instance.address(), e.instance);
+      }
+    }
+    List<ServiceInstance> list = new ArrayList<>(byAddress.values());
+    list.sort(Comparator.comparing(ServiceInstance::address));
+    return new Snapshot(service, list, revision, staleSince);
+  }
+
+  private static boolean sameInstance(@Nullable Entry old, @Nullable ServiceInstance now) {
+    ServiceInstance before = old == null ? null : old.instance;
+    return before == null ? now == null : before.equals(now);
+  }
+
+  /** Keys are bytes: a hostile one must not forge log lines. */
+  static String printable(String key) {
+    StringBuilder b = new StringBuilder(Math.min(key.length(), 200) + 2).append('\'');
+    for (int i = 0; i < key.length() && i < 200; i++) {
+      char c = key.charAt(i);
+      b.append(c < 0x20 || c == 0x7f ? '?' : c);
+    }
+    return b.append(key.length() > 200 ? "...'" : "'").toString();
+  }
+}

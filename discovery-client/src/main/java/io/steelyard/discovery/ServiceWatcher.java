@@ -1,0 +1,180 @@
+package io.steelyard.discovery;
+
+import static com.google.common.base.Preconditions.checkState;
+import static java.util.Objects.requireNonNull;
+
+import io.steelyard.registry.EtcdConnection;
+import io.steelyard.registry.KeyLayout;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicReference;
+import javax.annotation.Nullable;
+
+/**
+ * Watches one service's instances in etcd, for callers that are not gRPC channels.
+ *
+ * <pre>{@code
+ * try (ServiceWatcher w = ServiceWatcher.open(EtcdConnection.fromEnvironment(),
+ *     KeyLayout.defaults(), "greeter", snapshot -> System.out.println(snapshot.instances()))) {
+ *   ...
+ * }
+ * }</pre>
+ *
+ * <p>The listener first receives the complete current list, then a new complete snapshot after
+ * every change (at most one per {@value #DEFAULT_DEBOUNCE_MILLIS} ms window by default, the first
+ * change after a quiet window at once, the rest of a burst coalesced) and
+ * whenever the view turns stale or fresh again. It is never handed an empty list because etcd
+ * went away: while etcd is unreachable it keeps the last list, marked {@linkplain
+ * Snapshot#isStale() stale}. Before the first list, failures to reach etcd go to {@link
+ * Listener#onUnavailable}.
+ *
+ * <p>Watchers are shared: every {@code ServiceWatcher} and every {@code etcd:} channel of the
+ * process that names the same etcd connection, key layout and service uses one etcd watch and
+ * one etcd client, released when the last of them closes.
+ *
+ * <p>Threading: listeners are called on the discovery thread shared by all watchers of the
+ * process, one call at a time per watcher. They must return quickly and never block.
+ */
+public final class ServiceWatcher implements AutoCloseable {
+
+  /** Default coalescing (throttle) window, in milliseconds. */
+  public static final long DEFAULT_DEBOUNCE_MILLIS = 10;
+
+  /** Default interval of the safety-net re-list, in minutes. */
+  public static final long DEFAULT_RELIST_INTERVAL_MINUTES = 5;
+
+  /** Receives the service's snapshots. */
+  @FunctionalInterface
+  public interface Listener {
+    /** A complete new view of the service. Called on the discovery thread: do not block. */
+    void onSnapshot(Snapshot snapshot);
+
+    /**
+     * etcd could not be reached and no list has ever been obtained; retries continue. Never
+     * called once a snapshot has been delivered.
+     */
+    default void onUnavailable(Throwable cause) {}
+  }
+
+  private final WatchRegistry.Subscription subscription;
+  private final AtomicReference<Snapshot> current;
+
+  private ServiceWatcher(WatchRegistry.Subscription subscription, AtomicReference<Snapshot> current) {
+    this.subscription = subscription;
+    this.current = current;
+  }
+
+  /**
+   * Starts watching {@code service} with default timings.
+   *
+   * @throws IllegalArgumentException if {@code service} is not a valid service name
+   */
+  public static ServiceWatcher open(
+      EtcdConnection connection, KeyLayout layout, String service, Listener listener) {
+    return builder(connection, service).layout(layout).open(listener);
+  }
+
+  public static Builder builder(EtcdConnection connection, String service) {
+    return new Builder(connection, service);
+  }
+
+  /** The last snapshot delivered, or null before the first list. */
+  @Nullable
+  public Snapshot current() {
+    return current.get();
+  }
+
+  /** Values of this service skipped as malformed since the shared watcher started. */
+  public long malformedCount() {
+    return subscription.watcher().malformedCount();
+  }
+
+  PrefixWatcher watcher() {
+    return subscription.watcher();
+  }
+
+  /** Stops delivering to this listener; the shared watch stops when its last user closes. */
+  @Override
+  public void close() {
+    subscription.close();
+  }
+
+  /** Options of a {@link ServiceWatcher}; each may be set once. */
+  public static final class Builder {
+    private final EtcdConnection connection;
+    private final String service;
+    @Nullable private KeyLayout layout;
+    private WatcherConfig config = WatcherConfig.DEFAULTS;
+    private boolean debounceSet;
+    private boolean relistSet;
+    private boolean backoffSet;
+
+    private Builder(EtcdConnection connection, String service) {
+      this.connection = requireNonNull(connection, "connection");
+      this.service = requireNonNull(service, "service");
+    }
+
+    /** Key layout (prefix); default {@link KeyLayout#defaults()}. */
+    public Builder layout(KeyLayout layout) {
+      checkState(this.layout == null, "layout already set");
+      this.layout = requireNonNull(layout, "layout");
+      return this;
+    }
+
+    /**
+     * Coalescing window: at most one snapshot per window, the first change after a quiet window
+     * at once; default {@value #DEFAULT_DEBOUNCE_MILLIS} ms, zero publishes every change.
+     */
+    public Builder debounce(Duration debounce) {
+      checkState(!debounceSet, "debounce already set");
+      config = config.withDebounce(debounce);
+      debounceSet = true;
+      return this;
+    }
+
+    /** Safety-net full re-list interval; default {@value #DEFAULT_RELIST_INTERVAL_MINUTES} min. */
+    public Builder relistInterval(Duration interval) {
+      checkState(!relistSet, "relistInterval already set");
+      config = config.withRelistInterval(interval);
+      relistSet = true;
+      return this;
+    }
+
+    /** Retry backoff while etcd is unreachable; default 200 ms doubling up to 5 s, jittered. */
+    public Builder backoff(Duration initial, Duration max) {
+      checkState(!backoffSet, "backoff already set");
+      config = config.withBackoff(initial, max);
+      backoffSet = true;
+      return this;
+    }
+
+    KeyLayout layoutOrDefault() {
+      return layout == null ? KeyLayout.defaults() : layout;
+    }
+
+    /** Starts (or joins) the shared watch and registers {@code listener}. */
+    public ServiceWatcher open(Listener listener) {
+      requireNonNull(listener, "listener");
+      AtomicReference<Snapshot> current = new AtomicReference<>();
+      Listener tracking = new Listener() {
+        @Override
+        public void onSnapshot(Snapshot snapshot) {
+          current.set(snapshot);
+          listener.onSnapshot(snapshot);
+        }
+
+        @Override
+        public void onUnavailable(Throwable cause) {
+          listener.onUnavailable(cause);
+        }
+
+        @Override
+        public String toString() {
+          return listener.toString();
+        }
+      };
+      return new ServiceWatcher(
+          WatchRegistry.SHARED.subscribe(connection, layoutOrDefault(), service, config, tracking),
+          current);
+    }
+  }
+}

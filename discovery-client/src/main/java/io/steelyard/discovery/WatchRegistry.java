@@ -1,0 +1,241 @@
+package io.steelyard.discovery;
+
+import static java.util.Objects.requireNonNull;
+
+import com.google.common.annotations.VisibleForTesting;
+import io.etcd.jetcd.Client;
+import io.steelyard.registry.EtcdConnection;
+import io.steelyard.registry.KeyLayout;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import javax.annotation.concurrent.GuardedBy;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The process-wide share of etcd clients and watchers: one jetcd {@link Client} per
+ * {@link EtcdConnection}, one {@link PrefixWatcher} per (connection, layout, service, timings),
+ * each reference-counted and closed when its last user leaves.
+ *
+ * <p>A single lock guards both maps; it is held only for map bookkeeping, never while talking
+ * to etcd. Closing a jetcd client can block for a moment, so it runs on a separate thread.
+ */
+final class WatchRegistry {
+
+  private static final Logger logger = LoggerFactory.getLogger(WatchRegistry.class);
+
+  static final WatchRegistry SHARED = new WatchRegistry(Scheduler.shared(), new Random(), command -> {
+    Thread t = new Thread(command, "steelyard-discovery-close");
+    t.setDaemon(true);
+    t.start();
+  });
+
+  private record WatchKey(EtcdConnection connection, KeyLayout layout, String service, WatcherConfig config) {}
+
+  /** Minimum time between two replacements of one connection's client. */
+  static final long MIN_RENEW_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
+
+  /** One connection's shared client; replaced by {@link #renew} when it keeps failing. */
+  private final class ClientRef implements PrefixWatcher.ClientSource {
+    final EtcdConnection connection;
+    @GuardedBy("WatchRegistry.this") int users;
+    private volatile Client client;
+    @GuardedBy("this") private boolean released;
+    @GuardedBy("this") private long lastRenewNanos;
+
+    ClientRef(EtcdConnection connection) {
+      this.connection = connection;
+      this.client = connection.connect();
+      this.lastRenewNanos = scheduler.nanoTime();
+    }
+
+    @Override
+    public Client client() {
+      return client;
+    }
+
+    @Override
+    public void renew(Client failed) {
+      synchronized (this) {
+        long now = scheduler.nanoTime();
+        if (released || client != failed || now - lastRenewNanos < MIN_RENEW_INTERVAL_NANOS) {
+          return;
+        }
+        try {
+          client = connection.connect();
+        } catch (RuntimeException e) {
+          logger.warn("Cannot build a fresh etcd client for {}; keeping the old one", connection, e);
+          return;
+        }
+        lastRenewNanos = now;
+      }
+      logger.debug("etcd at {} keeps failing; replaced the shared client to reconnect at once",
+          connection.endpointsString());
+      closeLater(failed);
+    }
+
+    /** The last user left: close the client for good. */
+    void release() {
+      Client c;
+      synchronized (this) {
+        released = true;
+        c = client;
+      }
+      closeLater(c);
+    }
+
+    private void closeLater(Client c) {
+      // After already queued watcher tasks (e.g. a close), so watches are cancelled first.
+      scheduler.execute(() -> closer.execute(() -> {
+        try {
+          c.close();
+        } catch (RuntimeException e) {
+          logger.debug("Closing an etcd client of {} failed", connection, e);
+        }
+      }));
+    }
+  }
+
+  private static final class WatcherRef {
+    final PrefixWatcher watcher;
+    int users;
+
+    WatcherRef(PrefixWatcher watcher) {
+      this.watcher = watcher;
+    }
+  }
+
+  private final Scheduler scheduler;
+  private final Random random;
+  private final Executor closer;
+
+  @GuardedBy("this")
+  private final Map<EtcdConnection, ClientRef> clients = new HashMap<>();
+
+  @GuardedBy("this")
+  private final Map<WatchKey, WatcherRef> watchers = new HashMap<>();
+
+  WatchRegistry(Scheduler scheduler, Random random, Executor closer) {
+    this.scheduler = scheduler;
+    this.random = random;
+    this.closer = closer;
+  }
+
+  /** A listener's hold on a shared watcher; closing it releases the watcher and its client. */
+  interface Subscription extends AutoCloseable {
+    PrefixWatcher watcher();
+
+    @Override
+    void close();
+  }
+
+  /**
+   * Subscribes {@code listener} to the service's shared watcher, creating the watcher (and the
+   * etcd client) if this is the first user. The listener gets the current view right away if
+   * there is one.
+   *
+   * @throws IllegalArgumentException if the service name is invalid, or jetcd refuses the
+   *     connection settings
+   */
+  Subscription subscribe(
+      EtcdConnection connection,
+      KeyLayout layout,
+      String service,
+      WatcherConfig config,
+      ServiceWatcher.Listener listener) {
+    requireNonNull(connection, "connection");
+    requireNonNull(layout, "layout");
+    requireNonNull(listener, "listener");
+    layout.servicePrefix(service); // validates the name before anything is created
+    WatchKey key = new WatchKey(connection, layout, service, config);
+    PrefixWatcher watcher;
+    boolean created = false;
+    synchronized (this) {
+      WatcherRef ref = watchers.get(key);
+      if (ref == null) {
+        ClientRef c = clients.get(connection);
+        if (c == null) {
+          c = new ClientRef(connection);
+          clients.put(connection, c);
+          DiscoveryStats.ETCD_CLIENTS.incrementAndGet();
+          logger.debug("Connected a shared etcd client to {}", connection);
+        }
+        c.users++;
+        ref = new WatcherRef(new PrefixWatcher(
+            c, connection.endpointsString(), layout, service, config, scheduler, random));
+        watchers.put(key, ref);
+        DiscoveryStats.ACTIVE_WATCHES.incrementAndGet();
+        created = true;
+      }
+      ref.users++;
+      watcher = ref.watcher;
+    }
+    watcher.addListener(listener);
+    if (created) {
+      watcher.start();
+    }
+    AtomicBoolean released = new AtomicBoolean();
+    PrefixWatcher w = watcher;
+    return new Subscription() {
+      @Override
+      public PrefixWatcher watcher() {
+        return w;
+      }
+
+      @Override
+      public void close() {
+        if (released.compareAndSet(false, true)) {
+          w.removeListener(listener);
+          release(key);
+        }
+      }
+    };
+  }
+
+  private void release(WatchKey key) {
+    ClientRef toClose = null;
+    PrefixWatcher toStop = null;
+    synchronized (this) {
+      WatcherRef ref = watchers.get(key);
+      if (ref == null || --ref.users > 0) {
+        return;
+      }
+      watchers.remove(key);
+      DiscoveryStats.ACTIVE_WATCHES.decrementAndGet();
+      toStop = ref.watcher;
+      ClientRef c = clients.get(key.connection());
+      if (c != null && --c.users == 0) {
+        clients.remove(key.connection());
+        DiscoveryStats.ETCD_CLIENTS.decrementAndGet();
+        toClose = c;
+      }
+    }
+    toStop.close();
+    if (toClose != null) {
+      toClose.release();
+    }
+  }
+
+  /** Every live watcher, for stats. */
+  synchronized List<PrefixWatcher> watchers() {
+    List<PrefixWatcher> out = new ArrayList<>(watchers.size());
+    watchers.values().forEach(r -> out.add(r.watcher));
+    return out;
+  }
+
+  @VisibleForTesting
+  synchronized int watcherCount() {
+    return watchers.size();
+  }
+
+  @VisibleForTesting
+  synchronized int clientCount() {
+    return clients.size();
+  }
+}

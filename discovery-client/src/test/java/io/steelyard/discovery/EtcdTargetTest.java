@@ -1,0 +1,44 @@
+package io.steelyard.discovery;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.steelyard.registry.EtcdConnection;
+import java.net.URI;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+class EtcdTargetTest {
+
+  private static final EtcdConnection DEFAULT = EtcdConnection.of("http://10.9.9.9:2379");
+
+  @Test
+  void noAuthorityUsesTheDefaultConnection() {
+    EtcdTarget t = EtcdTarget.parse(URI.create("etcd:///greeter"), () -> DEFAULT);
+    assertThat(t.service()).isEqualTo("greeter");
+    assertThat(t.connection()).isEqualTo(DEFAULT);
+  }
+
+  @Test
+  void authorityListsTheEndpoints() {
+    EtcdTarget t = EtcdTarget.parse(URI.create("etcd://h1:2379,10.0.0.2:2380/greeter.v1"), () -> {
+      throw new AssertionError("default must not be consulted");
+    });
+    assertThat(t.service()).isEqualTo("greeter.v1");
+    assertThat(t.connection().endpointsString()).isEqualTo("http://h1:2379,http://10.0.0.2:2380");
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {
+    "etcd:greeter", "etcd:///", "etcd:///a/b", "etcd:///..", "etcd:///greeter?x=1",
+    "etcd:///greeter#f", "etcd:///gr%20eeter", "etcd:///a%2Fb", "etcd://h1/greeter",
+    "etcd://user:pw@h1:2379/greeter", "etcd:///-x"
+  })
+  void invalidTargetsNameTheTargetAndTheExpectedForm(String target) {
+    assertThatThrownBy(() -> EtcdTarget.parse(URI.create(target), () -> DEFAULT))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("target '")
+        .hasMessageContaining("expected");
+  }
+}

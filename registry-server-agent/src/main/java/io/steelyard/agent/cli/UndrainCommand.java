@@ -1,0 +1,57 @@
+package io.steelyard.agent.cli;
+
+import io.steelyard.agent.RegisteredInstance;
+import java.util.OptionalInt;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+@Command(
+    name = "undrain",
+    mixinStandardHelpOptions = true,
+    description = {
+      "Give a drained instance its weight back.",
+      "Restores --weight W if given, else the weight recorded by drain, else 1.",
+      "An instance that is not drained is left alone unless --weight is given."
+    },
+    footer = {
+      "",
+      "Examples:",
+      "  steelyard undrain greeter 10.0.0.7:50051",
+      "  steelyard undrain greeter 10.0.0.7:50051 --weight 3"
+    })
+final class UndrainCommand extends CliCommand {
+
+  @Parameters(index = "0", paramLabel = "SERVICE", description = "Service name, e.g. greeter.")
+  String service;
+
+  @Parameters(index = "1", paramLabel = "ADDRESS", description = "host:port or [ipv6]:port.")
+  String address;
+
+  @Option(
+      names = {"-w", "--weight"},
+      paramLabel = "W",
+      description = {
+        "Weight to restore (0..1000000) instead of",
+        "the one recorded by drain. Example: --weight 3"
+      })
+  Long weight;
+
+  @Override
+  public Integer call() {
+    checkService(service);
+    checkAddress(address);
+    OptionalInt w = weight == null ? OptionalInt.empty() : OptionalInt.of(checkWeight(weight));
+    var store = store();
+    RegisteredInstance before = store.require(service, address);
+    int old = before.acceptedOrThrow().weight();
+    RegisteredInstance after = store.undrain(service, address, w);
+    int now = after.acceptedOrThrow().weight();
+    if (old != 0 && w.isEmpty()) {
+      out().println(address + " is not drained (weight " + old + "); nothing changed");
+    } else {
+      out().println(address + " weight " + old + " -> " + now);
+    }
+    return SteelyardCli.EXIT_OK;
+  }
+}
