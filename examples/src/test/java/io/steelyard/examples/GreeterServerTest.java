@@ -23,7 +23,10 @@ class GreeterServerTest {
   void unregisteredServerRepliesWithItsAddressAndIsHealthy() throws Exception {
     GreeterServer server =
         GreeterServer.builder().register(false).drainDelay(Duration.ZERO).build().start();
-    ManagedChannel channel = ManagedChannelBuilder.forTarget(server.address()).usePlaintext().build();
+    // dns:/// spelled out: with discovery-client on the classpath a bare host:port target may be
+    // given the etcd scheme (its provider ties DNS's priority).
+    ManagedChannel channel =
+        ManagedChannelBuilder.forTarget("dns:///" + server.address()).usePlaintext().build();
     try {
       assertThat(server.address()).startsWith("127.0.0.1:");
       assertThat(
