@@ -1,13 +1,16 @@
 package io.steelyard.examples;
 
 import io.etcd.jetcd.Client;
+import io.grpc.NameResolverRegistry;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.steelyard.agent.InstanceStore;
 import io.steelyard.agent.RegisteredInstance;
+import io.steelyard.discovery.EtcdNameResolverProvider;
 import io.steelyard.registry.DecodedValue;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.KeyLayout;
+import io.steelyard.registry.Validation;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -34,7 +37,8 @@ import picocli.CommandLine.Option;
     mixinStandardHelpOptions = true,
     sortOptions = false,
     description = {
-      "Calls Greeter/SayHello N times through the etcd resolver and a weighted balancer, then"
+      "Calls Greeter/SayHello N times through etcd:///NAME (the etcd resolver, configured with"
+          + " --endpoints) and a weighted balancer, then"
           + " prints calls per backend, the observed share and the share expected from the"
           + " current weights in etcd.",
     },
@@ -112,15 +116,25 @@ final class GreeterClientMain implements Callable<Integer> {
       return usage("--policy: '" + policy + "' is not a load-balancing policy on the classpath"
           + " (expected: weighted_random or weighted_round_robin_static)");
     }
-    String target;
     KeyLayout layout;
+    EtcdConnection etcd;
     try {
-      target = GreeterClient.target(endpoints, service);
       layout = KeyLayout.of(prefix);
+      etcd = EtcdConnection.of(endpoints);
+      Validation.checkServiceName(service);
     } catch (IllegalArgumentException e) {
       return usage(e.getMessage());
     }
-    EtcdConnection etcd = EtcdConnection.of(endpoints);
+    // The etcd of --endpoints for every etcd:/// target of this process: a provider configured
+    // in code, above the default (environment-configured) instance.
+    NameResolverRegistry.getDefaultRegistry()
+        .register(
+            EtcdNameResolverProvider.builder()
+                .connection(etcd)
+                .layout(layout)
+                .priority(EtcdNameResolverProvider.DEFAULT_PRIORITY + 1)
+                .build());
+    String target = "etcd:///" + service;
     try (Client etcdClient = etcd.connect();
         GreeterClient client =
             GreeterClient.forTarget(target).policy(policy).retry(retry).deadline(deadline).build()) {

@@ -22,7 +22,11 @@ import picocli.CommandLine.Option;
           + " drain delay, stop, grace period.",
     },
     exitCodeListHeading = "%nExit codes:%n",
-    exitCodeList = {"0:stopped after a signal", "1:could not start or register", "2:usage error"})
+    exitCodeList = {
+      "1:could not start or register",
+      "2:usage error",
+      "143:stopped by SIGTERM (130: SIGINT), after the graceful shutdown"
+    })
 final class GreeterServerMain implements Callable<Integer> {
 
   @Option(names = "--endpoints", paramLabel = "URLS",
