@@ -31,7 +31,7 @@ import org.slf4j.LoggerFactory;
  * // programmatic: auth/TLS/prefix, registered above the default instance
  * NameResolverRegistry.getDefaultRegistry().register(EtcdNameResolverProvider.builder()
  *     .connection(EtcdConnection.builder().endpoints("https://etcd:2379").tls(ca, null, null).build())
- *     .layout(KeyLayout.of("/prod/services")).priority(6).build());
+ *     .layout(KeyLayout.of("/prod/services")).build());   // priority 4: above the default instance
  * }</pre>
  *
  * <p>Every channel of the process naming the same etcd, layout and service shares one watch.
@@ -46,8 +46,16 @@ public final class EtcdNameResolverProvider extends NameResolverProvider {
   /** The URI scheme served. */
   public static final String SCHEME = "etcd";
 
-  /** Priority of the default instance; grpc's DNS provider uses 5 too, for another scheme. */
-  public static final int DEFAULT_PRIORITY = 5;
+  /**
+   * Priority of the {@code META-INF/services} instance. Below {@link #CONFIGURED_PRIORITY}, so a
+   * programmatically registered provider wins for {@code etcd:}; and below grpc's DNS provider
+   * (5), because grpc takes the highest-priority provider's scheme as the default for targets
+   * without one: at 5 or more a bare {@code host:port} target could be sent to etcd.
+   */
+  public static final int DEFAULT_PRIORITY = 3;
+
+  /** Default priority of a provider made with {@link #builder()}; the highest allowed. */
+  public static final int CONFIGURED_PRIORITY = 4;
 
   @Nullable private final EtcdConnection connection;
   private final KeyLayout layout;
@@ -124,7 +132,7 @@ public final class EtcdNameResolverProvider extends NameResolverProvider {
   public static final class Builder {
     @Nullable private EtcdConnection connection;
     @Nullable private KeyLayout layout;
-    private int priority = DEFAULT_PRIORITY;
+    private int priority = CONFIGURED_PRIORITY;
     private boolean prioritySet;
     private WatcherConfig config = WatcherConfig.DEFAULTS;
     private boolean debounceSet;
@@ -147,11 +155,17 @@ public final class EtcdNameResolverProvider extends NameResolverProvider {
       return this;
     }
 
-    /** Provider priority (0..10); above {@value #DEFAULT_PRIORITY} to win over the default instance. */
+    /**
+     * Provider priority, 0..{@value #CONFIGURED_PRIORITY} (default {@value #CONFIGURED_PRIORITY},
+     * above the {@code META-INF/services} instance's {@value #DEFAULT_PRIORITY}). 5 and above are
+     * refused: grpc would then make {@code etcd} the default scheme of targets that name none.
+     */
     public Builder priority(int priority) {
       checkState(!prioritySet, "priority already set");
-      if (priority < 0 || priority > 10) {
-        throw new IllegalArgumentException("priority: " + priority + " (expected: 0..10)");
+      if (priority < 0 || priority > CONFIGURED_PRIORITY) {
+        throw new IllegalArgumentException(
+            "priority: " + priority + " (expected: 0.." + CONFIGURED_PRIORITY
+                + ", below DNS's 5 so targets without a scheme stay DNS)");
       }
       this.priority = priority;
       prioritySet = true;

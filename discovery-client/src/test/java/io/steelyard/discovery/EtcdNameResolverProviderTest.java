@@ -82,8 +82,8 @@ class EtcdNameResolverProviderTest {
         .isInstanceOf(IllegalStateException.class).hasMessageContaining("debounce already set");
     assertThatThrownBy(() -> EtcdNameResolverProvider.builder().debounce(java.time.Duration.ofSeconds(2)))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("expected: 0..1s");
-    assertThatThrownBy(() -> EtcdNameResolverProvider.builder().priority(11))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("expected: 0..10");
+    assertThatThrownBy(() -> EtcdNameResolverProvider.builder().priority(5))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("expected: 0..4");
     assertThatThrownBy(() -> EtcdNameResolverProvider.builder()
             .backoff(java.time.Duration.ofSeconds(2), java.time.Duration.ofSeconds(1)))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("backoff max");
@@ -91,7 +91,22 @@ class EtcdNameResolverProviderTest {
 
   @Test
   void programmaticProviderCarriesItsPriority() {
-    assertThat(EtcdNameResolverProvider.builder().priority(7).build().priority()).isEqualTo(7);
+    assertThat(EtcdNameResolverProvider.builder().priority(2).build().priority()).isEqualTo(2);
+    assertThat(EtcdNameResolverProvider.builder().build().priority())
+        .isGreaterThan(provider.priority());
     assertThat(provider.priority()).isEqualTo(EtcdNameResolverProvider.DEFAULT_PRIORITY);
+  }
+
+  @Test
+  void targetsWithoutASchemeStayDnsWithEtcdProvidersRegistered() {
+    io.grpc.NameResolverRegistry registry = io.grpc.NameResolverRegistry.getDefaultRegistry();
+    EtcdNameResolverProvider configured = EtcdNameResolverProvider.builder().build();
+    registry.register(configured);
+    try {
+      assertThat(registry.getProviderForScheme("etcd")).isSameAs(configured);
+      assertThat(registry.asFactory().getDefaultScheme()).isEqualTo("dns");
+    } finally {
+      registry.deregister(configured);
+    }
   }
 }

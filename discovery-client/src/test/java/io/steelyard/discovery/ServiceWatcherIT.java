@@ -236,7 +236,7 @@ class ServiceWatcherIT {
     io.grpc.NameResolverRegistry registry = io.grpc.NameResolverRegistry.getDefaultRegistry();
     EtcdNameResolverProvider provider = EtcdNameResolverProvider.builder()
         .connection(EtcdConnection.of(etcd.endpoints()))
-        .priority(EtcdNameResolverProvider.DEFAULT_PRIORITY + 1)
+        .priority(EtcdNameResolverProvider.CONFIGURED_PRIORITY)
         .build();
     registry.register(provider);
     try {

@@ -132,7 +132,7 @@ final class GreeterClientMain implements Callable<Integer> {
             EtcdNameResolverProvider.builder()
                 .connection(etcd)
                 .layout(layout)
-                .priority(EtcdNameResolverProvider.DEFAULT_PRIORITY + 1)
+                .priority(EtcdNameResolverProvider.CONFIGURED_PRIORITY)
                 .build());
     String target = "etcd:///" + service;
     try (Client etcdClient = etcd.connect();
