@@ -12,7 +12,9 @@ import io.etcd.jetcd.options.WatchOption;
 import io.etcd.jetcd.watch.WatchEvent;
 import io.etcd.jetcd.watch.WatchResponse;
 import io.steelyard.registry.KeyLayout;
+import io.steelyard.registry.internal.Backoff;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.HashMap;
 import java.util.List;
@@ -46,6 +48,9 @@ import org.slf4j.LoggerFactory;
 final class PrefixWatcher {
 
   private static final Logger logger = LoggerFactory.getLogger(PrefixWatcher.class);
+
+  /** Each retry waits its backoff step ±25%, so a fleet of clients does not reconnect in step. */
+  private static final double BACKOFF_JITTER = 0.25;
 
   /**
    * Test seam: runs on the watcher's executor after a listing completed and before the watch
@@ -120,7 +125,12 @@ final class PrefixWatcher {
     this.prefix = layout.servicePrefixBytes(service);
     this.config = config;
     this.scheduler = scheduler;
-    this.backoff = new Backoff(config.backoffInitialNanos(), config.backoffMaxNanos(), random);
+    this.backoff =
+        new Backoff(
+            Duration.ofNanos(config.backoffInitialNanos()),
+            Duration.ofNanos(config.backoffMaxNanos()),
+            BACKOFF_JITTER,
+            random);
     this.table = new InstanceTable(service, layout, endpoints, malformed);
     this.coalescer = new Coalescer(scheduler, config.debounceNanos(), this::publish);
   }
@@ -398,7 +408,7 @@ final class PrefixWatcher {
     if (failures >= RENEW_CLIENT_AFTER_FAILURES && lastClient != null) {
       clients.renew(lastClient);
     }
-    long delay = backoff.delayNanos(failures);
+    long delay = backoff.delayNanos(failures - 1);
     if (staleSinceMillis == 0) {
       staleSinceMillis = Math.max(1, scheduler.currentTimeMillis());
       DiscoveryStats.STALE_WATCHES.incrementAndGet();

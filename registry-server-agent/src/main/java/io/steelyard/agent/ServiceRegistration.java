@@ -28,6 +28,7 @@ import io.steelyard.registry.ServiceInstance;
 import io.steelyard.registry.Validation;
 import io.steelyard.registry.ValueCodec;
 import io.steelyard.registry.ValueFormat;
+import io.steelyard.registry.internal.Backoff;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;

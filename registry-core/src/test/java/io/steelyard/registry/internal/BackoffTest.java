@@ -1,4 +1,4 @@
-package io.steelyard.agent;
+package io.steelyard.registry.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -1,4 +1,4 @@
-package io.steelyard.agent;
+package io.steelyard.registry.internal;
 
 import static com.google.common.base.Preconditions.checkArgument;
 import static java.util.Objects.requireNonNull;
@@ -7,21 +7,23 @@ import java.time.Duration;
 import java.util.Random;
 
 /**
- * Capped exponential backoff with jitter for re-registration attempts: attempt {@code n} (0-based)
+ * Capped exponential backoff with jitter, shared by the agent's re-registration and the discovery
+ * client's re-list/re-watch: attempt {@code n} (0-based)
  * waits {@code min(max, initial * 2^n)} scaled by a random factor in {@code [1 - jitter, 1 + jitter]},
  * and never more than {@code max}. Jitter spreads the retries of many servers that lost etcd at
  * the same moment, so they do not all grant leases in the same millisecond when it returns.
  *
- * <p>Immutable apart from the injected {@link Random}; used only on the registration's thread.
+ * <p>Immutable apart from the injected {@link Random}; confine each instance to one thread (the
+ * owner's serialising executor), as {@link Random} is.
  */
-final class Backoff {
+public final class Backoff {
 
   private final long initialNanos;
   private final long maxNanos;
   private final double jitter;
   private final Random random;
 
-  Backoff(Duration initial, Duration max, double jitter, Random random) {
+  public Backoff(Duration initial, Duration max, double jitter, Random random) {
     requireNonNull(initial, "initial");
     requireNonNull(max, "max");
     checkArgument(
@@ -36,7 +38,7 @@ final class Backoff {
   }
 
   /** The delay before retry number {@code attempt} (0 for the first retry). */
-  long delayNanos(int attempt) {
+  public long delayNanos(int attempt) {
     checkArgument(attempt >= 0, "attempt: %s (expected: >= 0)", attempt);
     // 2^62 already exceeds any sane cap; stop doubling before the long overflows.
     long base = attempt >= 62 ? maxNanos : Math.min(maxNanos, saturatedShift(initialNanos, attempt));
