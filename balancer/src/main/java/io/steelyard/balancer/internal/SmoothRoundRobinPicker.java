@@ -26,13 +26,17 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p>When the period would exceed {@value #MAX_PERIOD} slots the weights are first rescaled to
  * that resolution by cumulative rounding (each endpoint keeps at least one slot), so memory stays
- * bounded (4 bytes per slot) and each share is within about {@code 1 / MAX_PERIOD} of the exact
+ * bounded (4 bytes per slot, at most 256 KiB) and each share is within about {@code 1 / MAX_PERIOD} of the exact
  * one; the bounds above then hold for the rescaled weights.
  */
 final class SmoothRoundRobinPicker extends WeightedPicker {
 
-  /** Largest period laid out in memory: 512 KiB of {@code int}s. */
-  static final int MAX_PERIOD = 1 << 17;
+  /**
+   * Largest period laid out in memory: 256 KiB of {@code int}s. 2^17 measured 2.2-2.5 ms to
+   * build at n = 10,000 with skewed weights (the issue's budget is 2 ms); 2^16 halves that, and a
+   * share is still resolved to 1/65,536.
+   */
+  static final int MAX_PERIOD = 1 << 16;
 
   /** Endpoint index per slot of one period. */
   private final int[] schedule;
