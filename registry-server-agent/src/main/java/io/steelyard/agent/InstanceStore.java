@@ -130,14 +130,16 @@ public final class InstanceStore {
 
   /** Like {@link #get}, but a missing key is {@link RegistryException.Kind#NOT_REGISTERED}. */
   public RegisteredInstance require(String service, String address) {
-    return get(service, address)
-        .orElseThrow(
-            () ->
-                new RegistryException(
-                    RegistryException.Kind.NOT_REGISTERED,
-                    address + " is not registered under " + service
-                        + " (no key " + layout.instanceKey(service, address) + ")",
-                    null));
+    return get(service, address).orElseThrow(() -> notRegistered(service, address));
+  }
+
+  /** The NOT_REGISTERED failure for an instance whose key does not exist. */
+  public RegistryException notRegistered(String service, String address) {
+    return new RegistryException(
+        RegistryException.Kind.NOT_REGISTERED,
+        address + " is not registered under " + service
+            + " (no key " + layout.instanceKey(service, address) + ")",
+        null);
   }
 
   /** Reads the instance and sets its weight, keeping lease and format. */
@@ -158,7 +160,11 @@ public final class InstanceStore {
 
   /** Sets the weight to 0, remembering the weight it had. Draining a drained instance is a no-op. */
   public RegisteredInstance drain(String service, String address) {
-    RegisteredInstance current = require(service, address);
+    return drain(require(service, address));
+  }
+
+  /** {@link #drain(String, String)} of an instance already read, guarded by its mod revision. */
+  public RegisteredInstance drain(RegisteredInstance current) {
     DecodedValue.Accepted value = current.acceptedOrThrow();
     if (value.weight() == 0) {
       return current;
@@ -178,7 +184,11 @@ public final class InstanceStore {
    * that is not drained (weight above 0) is returned unchanged.
    */
   public RegisteredInstance undrain(String service, String address, OptionalInt weight) {
-    RegisteredInstance current = require(service, address);
+    return undrain(require(service, address), weight);
+  }
+
+  /** {@link #undrain(String, String, OptionalInt)} of an instance already read. */
+  public RegisteredInstance undrain(RegisteredInstance current, OptionalInt weight) {
     if (weight.isEmpty() && current.acceptedOrThrow().weight() != 0) {
       // Not drained: falling back to the default weight here would silently cut its traffic.
       return current;

@@ -35,6 +35,12 @@ abstract class CliCommand implements Callable<Integer> {
     return SteelyardCli.usage(spec, () -> Validation.checkAddress(address));
   }
 
+  /** Checks an instance's SERVICE and ADDRESS arguments. */
+  final void checkInstance(InstanceArgs instance) {
+    checkService(instance.service);
+    checkAddress(instance.address);
+  }
+
   final int checkWeight(long weight) {
     return SteelyardCli.usage(spec, () -> Validation.checkWeight(weight));
   }

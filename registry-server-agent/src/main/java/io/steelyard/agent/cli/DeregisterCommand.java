@@ -1,8 +1,7 @@
 package io.steelyard.agent.cli;
 
-import io.steelyard.agent.RegistryException;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Mixin;
 
 @Command(
     name = "deregister",
@@ -16,23 +15,17 @@ import picocli.CommandLine.Parameters;
     footer = {"", "Example:", "  steelyard deregister greeter 10.0.0.7:50051"})
 final class DeregisterCommand extends CliCommand {
 
-  @Parameters(index = "0", paramLabel = "SERVICE", description = "Service name, e.g. greeter.")
-  String service;
-
-  @Parameters(index = "1", paramLabel = "ADDRESS", description = "host:port or [ipv6]:port.")
-  String address;
+  @Mixin InstanceArgs instance;
 
   @Override
   public Integer call() {
-    checkService(service);
-    checkAddress(address);
+    checkInstance(instance);
+    String service = instance.service;
+    String address = instance.address;
     var store = store();
     String key = store.layout().instanceKey(service, address);
     if (!store.delete(service, address)) {
-      throw new RegistryException(
-          RegistryException.Kind.NOT_REGISTERED,
-          address + " is not registered under " + service + " (no key " + key + ")",
-          null);
+      throw store.notRegistered(service, address);
     }
     out().println("deleted " + key);
     return SteelyardCli.EXIT_OK;

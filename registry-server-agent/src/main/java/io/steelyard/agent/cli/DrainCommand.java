@@ -2,7 +2,7 @@ package io.steelyard.agent.cli;
 
 import io.steelyard.agent.RegisteredInstance;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Mixin;
 
 @Command(
     name = "drain",
@@ -16,19 +16,17 @@ import picocli.CommandLine.Parameters;
     footer = {"", "Example:", "  steelyard drain greeter 10.0.0.7:50051"})
 final class DrainCommand extends CliCommand {
 
-  @Parameters(index = "0", paramLabel = "SERVICE", description = "Service name, e.g. greeter.")
-  String service;
-
-  @Parameters(index = "1", paramLabel = "ADDRESS", description = "host:port or [ipv6]:port.")
-  String address;
+  @Mixin InstanceArgs instance;
 
   @Override
   public Integer call() {
-    checkService(service);
-    checkAddress(address);
+    checkInstance(instance);
+    String service = instance.service;
+    String address = instance.address;
     var store = store();
-    int before = store.require(service, address).acceptedOrThrow().weight();
-    RegisteredInstance after = store.drain(service, address);
+    RegisteredInstance current = store.require(service, address);
+    int before = current.acceptedOrThrow().weight();
+    RegisteredInstance after = store.drain(current);
     if (before != 0 && after.drainedFromWeight() >= 0) {
       out().println(
           address + " drained: weight " + after.drainedFromWeight() + " -> 0"

@@ -3,8 +3,8 @@ package io.steelyard.agent.cli;
 import io.steelyard.agent.RegisteredInstance;
 import java.util.OptionalInt;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
 
 @Command(
     name = "undrain",
@@ -22,11 +22,7 @@ import picocli.CommandLine.Parameters;
     })
 final class UndrainCommand extends CliCommand {
 
-  @Parameters(index = "0", paramLabel = "SERVICE", description = "Service name, e.g. greeter.")
-  String service;
-
-  @Parameters(index = "1", paramLabel = "ADDRESS", description = "host:port or [ipv6]:port.")
-  String address;
+  @Mixin InstanceArgs instance;
 
   @Option(
       names = {"-w", "--weight"},
@@ -39,13 +35,14 @@ final class UndrainCommand extends CliCommand {
 
   @Override
   public Integer call() {
-    checkService(service);
-    checkAddress(address);
+    checkInstance(instance);
+    String service = instance.service;
+    String address = instance.address;
     OptionalInt w = weight == null ? OptionalInt.empty() : OptionalInt.of(checkWeight(weight));
     var store = store();
     RegisteredInstance before = store.require(service, address);
     int old = before.acceptedOrThrow().weight();
-    RegisteredInstance after = store.undrain(service, address, w);
+    RegisteredInstance after = store.undrain(before, w);
     int now = after.acceptedOrThrow().weight();
     if (old != 0 && w.isEmpty()) {
       out().println(address + " is not drained (weight " + old + "); nothing changed");

@@ -6,6 +6,7 @@ import io.steelyard.registry.DecodedValue;
 import java.util.function.Consumer;
 import javax.annotation.Nullable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Parameters;
 
@@ -33,16 +34,13 @@ final class WeightCommand extends CliCommand {
       description = "Print the weight of the instance at ADDRESS (just the number).",
       footer = {"", "Example:", "  steelyard weight get greeter 10.0.0.7:50051"})
   static final class Get extends CliCommand {
-    @Parameters(index = "0", paramLabel = "SERVICE", description = "Service name, e.g. greeter.")
-    String service;
-
-    @Parameters(index = "1", paramLabel = "ADDRESS", description = "host:port or [ipv6]:port.")
-    String address;
+    @Mixin InstanceArgs instance;
 
     @Override
     public Integer call() {
-      checkService(service);
-      checkAddress(address);
+      checkInstance(instance);
+      String service = instance.service;
+      String address = instance.address;
       DecodedValue.Accepted value = store().require(service, address).acceptedOrThrow();
       out().println(value.weight());
       return SteelyardCli.EXIT_OK;
@@ -67,19 +65,16 @@ final class WeightCommand extends CliCommand {
      */
     @VisibleForTesting @Nullable static volatile Consumer<RegisteredInstance> afterReadForTest;
 
-    @Parameters(index = "0", paramLabel = "SERVICE", description = "Service name, e.g. greeter.")
-    String service;
-
-    @Parameters(index = "1", paramLabel = "ADDRESS", description = "host:port or [ipv6]:port.")
-    String address;
+    @Mixin InstanceArgs instance;
 
     @Parameters(index = "2", paramLabel = "WEIGHT", description = "0..1000000; 0 drains.")
     long weight;
 
     @Override
     public Integer call() {
-      checkService(service);
-      checkAddress(address);
+      checkInstance(instance);
+      String service = instance.service;
+      String address = instance.address;
       int w = checkWeight(weight);
       var store = store();
       RegisteredInstance before = store.require(service, address);
