@@ -9,8 +9,6 @@ import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.Watch;
-import io.etcd.jetcd.common.exception.ErrorCode;
-import io.etcd.jetcd.common.exception.EtcdException;
 import io.etcd.jetcd.kv.GetResponse;
 import io.etcd.jetcd.kv.PutResponse;
 import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
@@ -24,11 +22,14 @@ import io.grpc.stub.StreamObserver;
 import io.steelyard.registry.DecodedValue;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.KeyLayout;
+import io.steelyard.registry.RegistryException;
 import io.steelyard.registry.ServiceInstance;
 import io.steelyard.registry.Validation;
 import io.steelyard.registry.ValueCodec;
 import io.steelyard.registry.ValueFormat;
 import io.steelyard.registry.internal.Backoff;
+import io.steelyard.registry.internal.EtcdCalls;
+import io.steelyard.registry.internal.EtcdErrors;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -46,6 +47,7 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
 import javax.annotation.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -121,6 +123,7 @@ public final class ServiceRegistration implements AutoCloseable {
   private final Duration operationTimeout;
   private final Duration closeTimeout;
   private final Backoff backoff;
+  private final EtcdCalls calls;
   private volatile InstanceStore store;
   private final ScheduledThreadPoolExecutor executor;
   private final CopyOnWriteArrayList<RegistrationListener> listeners = new CopyOnWriteArrayList<>();
@@ -171,6 +174,7 @@ public final class ServiceRegistration implements AutoCloseable {
     this.operationTimeout = b.operationTimeout;
     this.closeTimeout = b.closeTimeout;
     this.backoff = new Backoff(b.retryInitialDelay, b.retryMaxDelay, RETRY_JITTER, b.random);
+    this.calls = new EtcdCalls(b.operationTimeout);
     this.store = new InstanceStore(client, b.layout, b.operationTimeout);
     this.listeners.addAll(b.listeners);
     this.executor =
@@ -414,17 +418,16 @@ public final class ServiceRegistration implements AutoCloseable {
     try {
       granted =
           call(
-                  client.getLeaseClient()
+                  () -> client.getLeaseClient()
                       .grant(ttlSeconds, operationTimeout.toMillis(), TimeUnit.MILLISECONDS),
                   "grant a lease")
               .getID();
       pendingLeaseId = granted;
       int w = weight;
+      PutOption withLease = PutOption.builder().withLeaseId(granted).build();
       PutResponse put =
           call(
-              client.getKVClient()
-                  .put(keyBytes, ByteSequence.from(encode(w)),
-                      PutOption.builder().withLeaseId(granted).build()),
+              () -> client.getKVClient().put(keyBytes, ByteSequence.from(encode(w)), withLease),
               "put " + key);
       pendingLeaseId = 0;
       leaseId = granted;
@@ -451,7 +454,11 @@ public final class ServiceRegistration implements AutoCloseable {
         revokeInBackground(granted);
         pendingLeaseId = 0;
       }
-      long delayNanos = backoff.delayNanos(attempt++);
+      // A refusal (permission, credentials, TLS, a limit) is not an outage: neither a quick retry
+      // nor a new client fixes it, so wait the longest delay until an operator has acted.
+      boolean refused = EtcdErrors.classify(e).refused();
+      long delayNanos = refused ? backoff.cappedDelayNanos() : backoff.delayNanos(attempt);
+      attempt++;
       if (attempt == 1 || attempt % 10 == 0) {
         logger.warn(
             "Could not register {} at {} (attempt {}); retrying in {} ms",
@@ -462,7 +469,7 @@ public final class ServiceRegistration implements AutoCloseable {
             service, address, attempt, TimeUnit.NANOSECONDS.toMillis(delayNanos),
             String.valueOf(unwrap(e).getMessage()));
       }
-      if (connection != null && attempt >= RECONNECT_AFTER_ATTEMPTS) {
+      if (connection != null && attempt >= RECONNECT_AFTER_ATTEMPTS && !refused) {
         reconnect();
       }
       retry = executor.schedule(this::tryRegister, delayNanos, TimeUnit.NANOSECONDS);
@@ -606,7 +613,7 @@ public final class ServiceRegistration implements AutoCloseable {
     closeWatcher();
     long nextSeq = watchSeq;
     try {
-      GetResponse r = call(client.getKVClient().get(keyBytes), "get " + key);
+      GetResponse r = call(() -> client.getKVClient().get(keyBytes), "get " + key);
       if (r.getKvs().isEmpty()) {
         onKeyGone(gen);
         return;
@@ -637,7 +644,7 @@ public final class ServiceRegistration implements AutoCloseable {
     long lease = leaseId;
     long ttl;
     try {
-      ttl = call(client.getLeaseClient().timeToLive(lease, LeaseOption.DEFAULT), "lease ttl")
+      ttl = call(() -> client.getLeaseClient().timeToLive(lease, LeaseOption.DEFAULT), "lease ttl")
           .getTTL();
     } catch (Exception e) {
       if (closing.get()) {
@@ -748,34 +755,24 @@ public final class ServiceRegistration implements AutoCloseable {
           Long.toHexString(lease), service, address, ttlSeconds);
       return;
     }
-    CompletableFuture<?> f = client.getLeaseClient().revoke(lease);
     try {
-      f.get(leftMillis, TimeUnit.MILLISECONDS);
+      new EtcdCalls(Duration.ofMillis(leftMillis))
+          .await("revoke lease " + Long.toHexString(lease), () -> client.getLeaseClient().revoke(lease));
       logger.info(
           "Deregistered {} at {}: revoked lease {}", service, address, Long.toHexString(lease));
-    } catch (ExecutionException e) {
+    } catch (RegistryException e) {
       if (isLeaseNotFound(e)) {
         logger.debug("Lease {} was already gone", Long.toHexString(lease));
       } else {
         logger.warn(
-            "Could not revoke lease {} of {} at {}; the key expires within {}s",
-            Long.toHexString(lease), service, address, ttlSeconds, unwrap(e));
+            "Could not revoke lease {} of {} at {}; the key expires within {}s: {}",
+            Long.toHexString(lease), service, address, ttlSeconds, e.getMessage());
       }
-    } catch (TimeoutException e) {
-      f.cancel(true);
-      logger.warn(
-          "etcd did not answer the revoke of lease {} of {} at {} within {} ms; the key expires"
-              + " within {}s",
-          Long.toHexString(lease), service, address, leftMillis, ttlSeconds);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
     }
   }
 
   private void revokeInBackground(long lease) {
-    client.getLeaseClient()
-        .revoke(lease)
-        .orTimeout(operationTimeout.toMillis(), TimeUnit.MILLISECONDS)
+    calls.call("revoke lease " + Long.toHexString(lease), () -> client.getLeaseClient().revoke(lease))
         .whenComplete(
             (r, t) -> {
               if (t != null && !isLeaseNotFound(t)) {
@@ -835,38 +832,29 @@ public final class ServiceRegistration implements AutoCloseable {
     }
   }
 
-  /** Waits for an etcd call, bounded by the operation timeout; close() can cancel the wait. */
-  private <T> T call(CompletableFuture<T> f, String what) throws Exception {
+  /**
+   * Waits for an etcd call through the shared call layer, bounded by the operation timeout;
+   * close() can cancel the wait.
+   */
+  private <T> T call(Supplier<CompletableFuture<T>> call, String what) throws Exception {
+    CompletableFuture<T> f = calls.call(what, call);
     inFlight = f;
     try {
       if (closing.get()) {
         f.cancel(true);
       }
-      return f.get(operationTimeout.toMillis(), TimeUnit.MILLISECONDS);
-    } catch (TimeoutException e) {
-      f.cancel(true);
-      throw new TimeoutException(
-          "etcd did not answer within " + operationTimeout.toMillis() + " ms (" + what + ")");
+      return f.get();
     } finally {
       inFlight = null;
     }
   }
 
   private static Throwable unwrap(Throwable t) {
-    Throwable c = t;
-    while ((c instanceof ExecutionException || c instanceof java.util.concurrent.CompletionException)
-        && c.getCause() != null) {
-      c = c.getCause();
-    }
-    return c;
+    return EtcdErrors.unwrap(t);
   }
 
   private static boolean isLeaseNotFound(Throwable t) {
-    Throwable c = unwrap(t);
-    if (c instanceof EtcdException e && e.getErrorCode() == ErrorCode.NOT_FOUND) {
-      return true;
-    }
-    return String.valueOf(c.getMessage()).contains("requested lease not found");
+    return EtcdErrors.isLeaseNotFound(t);
   }
 
   @Override
