@@ -77,6 +77,17 @@ class ValueCodecTest {
   }
 
   @Test
+  void aPlainValueWithAWeightIsWrittenAsPipe() {
+    assertThat(ValueFormat.PLAIN.forWeight(1)).isEqualTo(ValueFormat.PLAIN);
+    assertThat(ValueFormat.PLAIN.forWeight(0)).isEqualTo(ValueFormat.PIPE);
+    assertThat(ValueFormat.PLAIN.forWeight(5)).isEqualTo(ValueFormat.PIPE);
+    assertThat(ValueFormat.PIPE.forWeight(1)).isEqualTo(ValueFormat.PIPE);
+    assertThat(ValueFormat.JSON.forWeight(5)).isEqualTo(ValueFormat.JSON);
+    assertThat(ValueCodec.encodeToString(ServiceInstance.of("g", "h:1", 5), ValueFormat.PLAIN.forWeight(5)))
+        .isEqualTo("h:1|5");
+  }
+
+  @Test
   void pipeCannotCarryMetadata() {
     assertThatThrownBy(
             () -> ValueCodec.encode(new ServiceInstance("g", "h:1", 1, Map.of("z", "a")), ValueFormat.PIPE))

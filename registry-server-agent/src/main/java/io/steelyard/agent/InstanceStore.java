@@ -218,10 +218,7 @@ public final class InstanceStore {
   private RegisteredInstance rewrite(
       RegisteredInstance current, int weight, int drainedFrom, Op extra) {
     DecodedValue.Accepted value = current.acceptedOrThrow();
-    ValueFormat format = value.format();
-    if (format == ValueFormat.PLAIN && weight != Validation.DEFAULT_WEIGHT) {
-      format = ValueFormat.PIPE;
-    }
+    ValueFormat format = value.format().forWeight(weight);
     ServiceInstance updated =
         new ServiceInstance(current.service(), value.address(), weight, value.metadata());
     byte[] encoded = ValueCodec.encode(updated, format);
