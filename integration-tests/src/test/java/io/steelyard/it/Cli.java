@@ -13,7 +13,7 @@ import java.util.concurrent.TimeUnit;
 /** The {@code steelyard} CLI ({@code SteelyardCli}) in a child JVM, as an operator runs it. */
 final class Cli {
 
-  static final String MAIN = "io.steelyard.agent.cli.SteelyardCli";
+  static final String MAIN = "io.steelyard.cli.SteelyardCli";
 
   /** The outcome of one command. */
   record Result(int exitCode, String stdout, String stderr) {}
@@ -53,6 +53,10 @@ final class Cli {
     cmd.add(MAIN);
     cmd.add("--endpoints");
     cmd.add(endpoints);
+    // Not what these tests are about, and a cold JVM on a loaded 2-core box was seen to need
+    // more than the default 5 s for its first etcd call; still well inside run()'s 60 s bound.
+    cmd.add("--timeout");
+    cmd.add("30s");
     cmd.addAll(List.of(args));
     return new ProcessBuilder(cmd);
   }
