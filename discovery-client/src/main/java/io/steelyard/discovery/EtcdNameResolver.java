@@ -40,7 +40,7 @@ final class EtcdNameResolver extends NameResolver {
   /** Where the resolver's snapshots come from; the shared registry in production. */
   @FunctionalInterface
   interface Source {
-    AutoCloseable subscribe(ServiceWatcher.Listener listener);
+    AutoCloseable subscribe(WatchListener listener);
   }
 
   private final String authority;
@@ -119,7 +119,7 @@ final class EtcdNameResolver extends NameResolver {
       return;
     }
     try {
-      subscription = source.subscribe(new ServiceWatcher.Listener() {
+      subscription = source.subscribe(new WatchListener() {
         @Override
         public void onSnapshot(Snapshot snapshot) {
           syncContext.execute(() -> handleSnapshot(snapshot));

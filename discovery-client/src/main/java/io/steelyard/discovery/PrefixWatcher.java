@@ -90,7 +90,7 @@ final class PrefixWatcher {
   private final Coalescer coalescer;
   private final AtomicLong malformed = new AtomicLong();
   private final AtomicLong compactionRelists = new AtomicLong();
-  final CopyOnWriteArrayList<ServiceWatcher.Listener> listeners = new CopyOnWriteArrayList<>();
+  final CopyOnWriteArrayList<WatchListener> listeners = new CopyOnWriteArrayList<>();
 
   // Touched only from the scheduler.
   private long revision; // last revision fully applied; the watch resumes at revision + 1
@@ -163,7 +163,7 @@ final class PrefixWatcher {
   }
 
   /** Adds a listener and hands it the current view (or the current error) on the executor. */
-  void addListener(ServiceWatcher.Listener listener) {
+  void addListener(WatchListener listener) {
     listeners.add(listener);
     scheduler.execute(
         () -> {
@@ -178,7 +178,7 @@ final class PrefixWatcher {
         });
   }
 
-  void removeListener(ServiceWatcher.Listener listener) {
+  void removeListener(WatchListener listener) {
     listeners.remove(listener);
   }
 
@@ -431,7 +431,7 @@ final class PrefixWatcher {
           what, service, failures, err.toString());
     }
     if (!listed) {
-      for (ServiceWatcher.Listener l : listeners) {
+      for (WatchListener l : listeners) {
         deliverError(l, err);
       }
     }
@@ -486,12 +486,12 @@ final class PrefixWatcher {
     if (!news) {
       return; // a re-list that found nothing new, or an event that changed no instance
     }
-    for (ServiceWatcher.Listener l : listeners) {
+    for (WatchListener l : listeners) {
       deliver(l, snapshot);
     }
   }
 
-  private void deliver(ServiceWatcher.Listener l, Snapshot snapshot) {
+  private void deliver(WatchListener l, Snapshot snapshot) {
     try {
       l.onSnapshot(snapshot);
     } catch (RuntimeException e) {
@@ -499,7 +499,7 @@ final class PrefixWatcher {
     }
   }
 
-  private void deliverError(ServiceWatcher.Listener l, Throwable err) {
+  private void deliverError(WatchListener l, Throwable err) {
     try {
       l.onUnavailable(err);
     } catch (RuntimeException e) {

@@ -155,7 +155,7 @@ public final class ServiceWatcher implements AutoCloseable {
     public ServiceWatcher open(Listener listener) {
       requireNonNull(listener, "listener");
       AtomicReference<Snapshot> current = new AtomicReference<>();
-      Listener tracking = new Listener() {
+      WatchListener adapter = new WatchListener() {
         @Override
         public void onSnapshot(Snapshot snapshot) {
           current.set(snapshot);
@@ -173,7 +173,7 @@ public final class ServiceWatcher implements AutoCloseable {
         }
       };
       return new ServiceWatcher(
-          WatchRegistry.SHARED.subscribe(connection, layoutOrDefault(), service, config, tracking),
+          WatchRegistry.SHARED.subscribe(connection, layoutOrDefault(), service, config, adapter),
           current);
     }
   }

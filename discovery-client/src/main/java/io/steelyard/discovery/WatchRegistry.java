@@ -148,7 +148,7 @@ final class WatchRegistry {
       KeyLayout layout,
       String service,
       WatcherConfig config,
-      ServiceWatcher.Listener listener) {
+      WatchListener listener) {
     requireNonNull(connection, "connection");
     requireNonNull(layout, "layout");
     requireNonNull(listener, "listener");

@@ -27,7 +27,7 @@ class EtcdNameResolverTest {
   private final List<List<EquivalentAddressGroup>> results = new ArrayList<>();
   private final List<Status> errors = new ArrayList<>();
   private final AtomicBoolean released = new AtomicBoolean();
-  private ServiceWatcher.Listener source;
+  private WatchListener source;
 
   private final NameResolver.Listener2 listener = new NameResolver.Listener2() {
     @Override
