@@ -13,7 +13,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.concurrent.atomic.AtomicLong;
 import javax.annotation.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -35,14 +34,15 @@ final class InstanceTable {
   private final String service;
   private final String prefix;
   private final String endpoints;
-  private final AtomicLong malformedCounter;
+  private final Runnable onMalformed;
   private final TreeMap<String, Entry> entries = new TreeMap<>();
 
-  InstanceTable(String service, KeyLayout layout, String endpoints, AtomicLong malformedCounter) {
+  /** {@code onMalformed} runs once per malformed key version, on the caller's thread. */
+  InstanceTable(String service, KeyLayout layout, String endpoints, Runnable onMalformed) {
     this.service = service;
     this.prefix = layout.servicePrefix(service); // validated once, not per key
     this.endpoints = endpoints;
-    this.malformedCounter = malformedCounter;
+    this.onMalformed = onMalformed;
   }
 
   int size() {
@@ -73,8 +73,7 @@ final class InstanceTable {
       }
     }
     if (decoded instanceof DecodedValue.Rejected rejected) {
-      malformedCounter.incrementAndGet();
-      DiscoveryStats.MALFORMED.incrementAndGet();
+      onMalformed.run();
       logger.warn(
           "Skipping malformed value of key {} (service {}, etcd {}, mod revision {}, {} bytes): {}",
           printable(key), service, endpoints, modRevision, value.length, rejected.reason());

@@ -88,6 +88,7 @@ final class PrefixWatcher {
   private final Backoff backoff;
   private final InstanceTable table;
   private final Coalescer coalescer;
+  private final WatchStats stats;
   private final AtomicLong malformed = new AtomicLong();
   private final AtomicLong compactionRelists = new AtomicLong();
   final CopyOnWriteArrayList<WatchListener> listeners = new CopyOnWriteArrayList<>();
@@ -117,7 +118,8 @@ final class PrefixWatcher {
       String service,
       WatcherConfig config,
       Scheduler scheduler,
-      Random random) {
+      Random random,
+      WatchStats stats) {
     this.clients = clients;
     this.service = service;
     this.endpoints = endpoints;
@@ -131,7 +133,11 @@ final class PrefixWatcher {
             Duration.ofNanos(config.backoffMaxNanos()),
             BACKOFF_JITTER,
             random);
-    this.table = new InstanceTable(service, layout, endpoints, malformed);
+    this.stats = stats;
+    this.table = new InstanceTable(service, layout, endpoints, () -> {
+      malformed.incrementAndGet();
+      stats.malformedValues.incrementAndGet();
+    });
     this.coalescer = new Coalescer(scheduler, config.debounceNanos(), this::publish);
   }
 
@@ -196,7 +202,7 @@ final class PrefixWatcher {
           closeWatch();
           if (staleSinceMillis != 0) {
             staleSinceMillis = 0;
-            DiscoveryStats.STALE_WATCHES.decrementAndGet();
+            stats.staleWatches.decrementAndGet();
           }
           logger.debug("Stopped watching service {} at {}", service, endpoints);
         });
@@ -313,7 +319,7 @@ final class PrefixWatcher {
                       err -> scheduler.execute(() -> onWatchError(gen, err)),
                       () -> scheduler.execute(() -> onWatchCompleted(gen))));
       watchCounted = true;
-      DiscoveryStats.OPEN_ETCD_WATCHES.incrementAndGet();
+      stats.openEtcdWatches.incrementAndGet();
     } catch (RuntimeException e) {
       onWatchError(gen, e);
       return;
@@ -411,7 +417,7 @@ final class PrefixWatcher {
     long delay = backoff.delayNanos(failures - 1);
     if (staleSinceMillis == 0) {
       staleSinceMillis = Math.max(1, scheduler.currentTimeMillis());
-      DiscoveryStats.STALE_WATCHES.incrementAndGet();
+      stats.staleWatches.incrementAndGet();
       if (listed) {
         logger.warn(
             "Lost etcd at {} while watching service {} ({} failed); serving the last known {}"
@@ -452,7 +458,7 @@ final class PrefixWatcher {
     }
     long since = staleSinceMillis;
     staleSinceMillis = 0;
-    DiscoveryStats.STALE_WATCHES.decrementAndGet();
+    stats.staleWatches.decrementAndGet();
     logger.info(
         "etcd at {} reachable again for service {} after {} ms stale; at revision {}",
         endpoints, service, Math.max(0, scheduler.currentTimeMillis() - since), revision);
@@ -514,7 +520,7 @@ final class PrefixWatcher {
     watcher = null;
     if (watchCounted) {
       watchCounted = false;
-      DiscoveryStats.OPEN_ETCD_WATCHES.decrementAndGet();
+      stats.openEtcdWatches.decrementAndGet();
     }
     if (w != null) {
       try {

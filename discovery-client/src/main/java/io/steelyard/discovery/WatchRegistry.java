@@ -6,6 +6,7 @@ import com.google.common.annotations.VisibleForTesting;
 import io.etcd.jetcd.Client;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.KeyLayout;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -30,11 +31,17 @@ final class WatchRegistry {
 
   private static final Logger logger = LoggerFactory.getLogger(WatchRegistry.class);
 
-  static final WatchRegistry SHARED = new WatchRegistry(Scheduler.shared(), new Random(), command -> {
-    Thread t = new Thread(command, "steelyard-discovery-close");
-    t.setDaemon(true);
-    t.start();
-  });
+  /**
+   * The registry of the process, behind every {@code etcd:} channel, {@link ServiceWatcher} and
+   * {@link DiscoveryStats}: the one piece of process-wide state of this module. Its watchers run
+   * on one daemon thread, {@code steelyard-discovery}.
+   */
+  static final WatchRegistry SHARED =
+      new WatchRegistry(Scheduler.newDaemon("steelyard-discovery"), new Random(), command -> {
+        Thread t = new Thread(command, "steelyard-discovery-close");
+        t.setDaemon(true);
+        t.start();
+      });
 
   private record WatchKey(EtcdConnection connection, KeyLayout layout, String service, WatcherConfig config) {}
 
@@ -114,6 +121,7 @@ final class WatchRegistry {
   private final Scheduler scheduler;
   private final Random random;
   private final Executor closer;
+  private final WatchStats stats = new WatchStats();
 
   @GuardedBy("this")
   private final Map<EtcdConnection, ClientRef> clients = new HashMap<>();
@@ -163,14 +171,14 @@ final class WatchRegistry {
         if (c == null) {
           c = new ClientRef(connection);
           clients.put(connection, c);
-          DiscoveryStats.ETCD_CLIENTS.incrementAndGet();
+          stats.etcdClients.incrementAndGet();
           logger.debug("Connected a shared etcd client to {}", connection);
         }
         c.users++;
         ref = new WatcherRef(new PrefixWatcher(
-            c, connection.endpointsString(), layout, service, config, scheduler, random));
+            c, connection.endpointsString(), layout, service, config, scheduler, random, stats));
         watchers.put(key, ref);
-        DiscoveryStats.ACTIVE_WATCHES.incrementAndGet();
+        stats.activeWatches.incrementAndGet();
         created = true;
       }
       ref.users++;
@@ -207,12 +215,12 @@ final class WatchRegistry {
         return;
       }
       watchers.remove(key);
-      DiscoveryStats.ACTIVE_WATCHES.decrementAndGet();
+      stats.activeWatches.decrementAndGet();
       toStop = ref.watcher;
       ClientRef c = clients.get(key.connection());
       if (c != null && --c.users == 0) {
         clients.remove(key.connection());
-        DiscoveryStats.ETCD_CLIENTS.decrementAndGet();
+        stats.etcdClients.decrementAndGet();
         toClose = c;
       }
     }
@@ -222,11 +230,27 @@ final class WatchRegistry {
     }
   }
 
-  /** Every live watcher, for stats. */
-  synchronized List<PrefixWatcher> watchers() {
-    List<PrefixWatcher> out = new ArrayList<>(watchers.size());
-    watchers.values().forEach(r -> out.add(r.watcher));
-    return out;
+  /** This registry's counters; any thread. */
+  WatchStats stats() {
+    return stats;
+  }
+
+  /** How long the stalest watcher has been stale, by the scheduler's clock; any thread. */
+  Duration maxStaleness() {
+    List<PrefixWatcher> live;
+    synchronized (this) {
+      live = new ArrayList<>(watchers.size());
+      watchers.values().forEach(r -> live.add(r.watcher));
+    }
+    long now = scheduler.currentTimeMillis();
+    long max = 0;
+    for (PrefixWatcher w : live) {
+      long since = w.staleSinceMillis();
+      if (since != 0) {
+        max = Math.max(max, now - since);
+      }
+    }
+    return Duration.ofMillis(max);
   }
 
   @VisibleForTesting

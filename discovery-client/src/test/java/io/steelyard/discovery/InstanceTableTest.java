@@ -16,7 +16,7 @@ class InstanceTableTest {
   private static final String P = "/services/greeter/";
   private final AtomicLong malformed = new AtomicLong();
   private final InstanceTable table =
-      new InstanceTable("greeter", KeyLayout.defaults(), "http://etcd:2379", malformed);
+      new InstanceTable("greeter", KeyLayout.defaults(), "http://etcd:2379", malformed::incrementAndGet);
 
   private static byte[] v(String s) {
     return s.getBytes(UTF_8);
