@@ -6,6 +6,7 @@ import io.steelyard.registry.ServiceInstance;
 import io.steelyard.registry.ValueCodec;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -88,21 +89,22 @@ final class InstanceTable {
   }
 
   /** A listing: the complete set of keys at one revision. Returns whether instances changed. */
-  boolean replaceAll(Map<String, KeyedValue> listing) {
+  boolean replaceAll(Collection<EtcdReader.KeyVersion> listing) {
     boolean changed = false;
+    Set<String> listed = new HashSet<>(listing.size() * 2);
+    for (EtcdReader.KeyVersion kv : listing) {
+      listed.add(kv.key());
+    }
     Set<String> gone = new HashSet<>(entries.keySet());
-    gone.removeAll(listing.keySet());
+    gone.removeAll(listed);
     for (String key : gone) {
       changed |= remove(key);
     }
-    for (Map.Entry<String, KeyedValue> e : listing.entrySet()) {
-      changed |= put(e.getKey(), e.getValue().value(), e.getValue().modRevision());
+    for (EtcdReader.KeyVersion kv : listing) {
+      changed |= put(kv.key(), kv.value(), kv.modRevision());
     }
     return changed;
   }
-
-  /** A value as listed, with its mod revision. */
-  record KeyedValue(byte[] value, long modRevision) {}
 
   Snapshot snapshot(long revision, @Nullable Instant staleSince) {
     // Unique by address, first key wins: two keys for one address would otherwise give the

@@ -153,6 +153,11 @@ public final class ServiceWatcher implements AutoCloseable {
 
     /** Starts (or joins) the shared watch and registers {@code listener}. */
     public ServiceWatcher open(Listener listener) {
+      return open(WatchRegistry.SHARED, listener);
+    }
+
+    /** Opens on {@code registry} instead of the process-wide one: tests inject their seams there. */
+    ServiceWatcher open(WatchRegistry registry, Listener listener) {
       requireNonNull(listener, "listener");
       AtomicReference<Snapshot> current = new AtomicReference<>();
       WatchListener adapter = new WatchListener() {
@@ -173,7 +178,7 @@ public final class ServiceWatcher implements AutoCloseable {
         }
       };
       return new ServiceWatcher(
-          WatchRegistry.SHARED.subscribe(connection, layoutOrDefault(), service, config, adapter),
+          registry.subscribe(connection, layoutOrDefault(), service, config, adapter),
           current);
     }
   }

@@ -3,7 +3,6 @@ package io.steelyard.discovery;
 import static java.util.Objects.requireNonNull;
 
 import com.google.common.annotations.VisibleForTesting;
-import io.etcd.jetcd.Client;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.KeyLayout;
 import java.time.Duration;
@@ -15,12 +14,13 @@ import java.util.Random;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Function;
 import javax.annotation.concurrent.GuardedBy;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The process-wide share of etcd clients and watchers: one jetcd {@link Client} per
+ * The process-wide share of etcd clients and watchers: one etcd client (an {@link EtcdReader}) per
  * {@link EtcdConnection}, one {@link PrefixWatcher} per (connection, layout, service, timings),
  * each reference-counted and closed when its last user leaves.
  *
@@ -37,11 +37,15 @@ final class WatchRegistry {
    * on one daemon thread, {@code steelyard-discovery}.
    */
   static final WatchRegistry SHARED =
-      new WatchRegistry(Scheduler.newDaemon("steelyard-discovery"), new Random(), command -> {
-        Thread t = new Thread(command, "steelyard-discovery-close");
-        t.setDaemon(true);
-        t.start();
-      });
+      new WatchRegistry(
+          Scheduler.newDaemon("steelyard-discovery"),
+          new Random(),
+          command -> {
+            Thread t = new Thread(command, "steelyard-discovery-close");
+            t.setDaemon(true);
+            t.start();
+          },
+          connection -> new JetcdReader(connection.connect()));
 
   private record WatchKey(EtcdConnection connection, KeyLayout layout, String service, WatcherConfig config) {}
 
@@ -52,30 +56,30 @@ final class WatchRegistry {
   private final class ClientRef implements PrefixWatcher.ClientSource {
     final EtcdConnection connection;
     @GuardedBy("WatchRegistry.this") int users;
-    private volatile Client client;
+    private volatile EtcdReader reader;
     @GuardedBy("this") private boolean released;
     @GuardedBy("this") private long lastRenewNanos;
 
     ClientRef(EtcdConnection connection) {
       this.connection = connection;
-      this.client = connection.connect();
+      this.reader = connector.apply(connection);
       this.lastRenewNanos = scheduler.nanoTime();
     }
 
     @Override
-    public Client client() {
-      return client;
+    public EtcdReader reader() {
+      return reader;
     }
 
     @Override
-    public void renew(Client failed) {
+    public void renew(EtcdReader failed) {
       synchronized (this) {
         long now = scheduler.nanoTime();
-        if (released || client != failed || now - lastRenewNanos < MIN_RENEW_INTERVAL_NANOS) {
+        if (released || reader != failed || now - lastRenewNanos < MIN_RENEW_INTERVAL_NANOS) {
           return;
         }
         try {
-          client = connection.connect();
+          reader = connector.apply(connection);
         } catch (RuntimeException e) {
           logger.warn("Cannot build a fresh etcd client for {}; keeping the old one", connection, e);
           return;
@@ -89,19 +93,19 @@ final class WatchRegistry {
 
     /** The last user left: close the client for good. */
     void release() {
-      Client c;
+      EtcdReader r;
       synchronized (this) {
         released = true;
-        c = client;
+        r = reader;
       }
-      closeLater(c);
+      closeLater(r);
     }
 
-    private void closeLater(Client c) {
+    private void closeLater(EtcdReader r) {
       // After already queued watcher tasks (e.g. a close), so watches are cancelled first.
       scheduler.execute(() -> closer.execute(() -> {
         try {
-          c.close();
+          r.close();
         } catch (RuntimeException e) {
           logger.debug("Closing an etcd client of {} failed", connection, e);
         }
@@ -121,6 +125,7 @@ final class WatchRegistry {
   private final Scheduler scheduler;
   private final Random random;
   private final Executor closer;
+  private final Function<EtcdConnection, EtcdReader> connector;
   private final WatchStats stats = new WatchStats();
 
   @GuardedBy("this")
@@ -129,10 +134,21 @@ final class WatchRegistry {
   @GuardedBy("this")
   private final Map<WatchKey, WatcherRef> watchers = new HashMap<>();
 
-  WatchRegistry(Scheduler scheduler, Random random, Executor closer) {
+  /**
+   * @param scheduler where every watcher of this registry runs, and its clock
+   * @param closer runs client closes, which may block briefly
+   * @param connector makes the reader (and its client) of a connection; called with this
+   *     registry's lock held, so it must not wait for etcd (jetcd connects lazily)
+   */
+  WatchRegistry(
+      Scheduler scheduler,
+      Random random,
+      Executor closer,
+      Function<EtcdConnection, EtcdReader> connector) {
     this.scheduler = scheduler;
     this.random = random;
     this.closer = closer;
+    this.connector = connector;
   }
 
   /** A listener's hold on a shared watcher; closing it releases the watcher and its client. */

@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.steelyard.registry.KeyLayout;
 import io.steelyard.registry.ServiceInstance;
 import java.util.Arrays;
-import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
@@ -81,9 +81,9 @@ class InstanceTableTest {
   void replaceAllDiffsAgainstTheKnownSet() {
     table.put(P + "a", v("10.0.0.1:1|1"), 2);
     table.put(P + "b", v("10.0.0.2:1|1"), 3);
-    Map<String, InstanceTable.KeyedValue> listing = new LinkedHashMap<>();
-    listing.put(P + "b", new InstanceTable.KeyedValue(v("10.0.0.2:1|1"), 3));
-    listing.put(P + "c", new InstanceTable.KeyedValue(v("10.0.0.3:1|4"), 9));
+    List<EtcdReader.KeyVersion> listing = List.of(
+        new EtcdReader.KeyVersion(P + "b", v("10.0.0.2:1|1"), 3),
+        new EtcdReader.KeyVersion(P + "c", v("10.0.0.3:1|4"), 9));
     assertThat(table.replaceAll(listing)).isTrue();
     assertThat(instances()).extracting(ServiceInstance::address).containsExactly("10.0.0.2:1", "10.0.0.3:1");
     assertThat(table.replaceAll(listing)).isFalse();

@@ -21,8 +21,13 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Function;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -53,7 +58,6 @@ class ServiceWatcherIT {
 
   @AfterEach
   void closeChannels() throws InterruptedException {
-    PrefixWatcher.afterListHook = null;
     for (ManagedChannel c : channels) {
       c.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
     }
@@ -118,21 +122,48 @@ class ServiceWatcherIT {
   }
 
   @Test
-  void eventsWrittenBetweenTheListAndTheWatchAreNotLost() {
+  void eventsWrittenBetweenTheListAndTheWatchAreNotLost() throws Exception {
     put(writer, key("gap", 7001), "127.0.0.1:7001|1");
     AtomicBoolean wroteInTheWindow = new AtomicBoolean();
-    PrefixWatcher.afterListHook = (service, revision) -> {
-      if (service.equals("gap") && wroteInTheWindow.compareAndSet(false, true)) {
-        // Listing done, watch not started yet: a watch from "now" would miss all three.
-        put(writer, key("gap", 7002), "127.0.0.1:7002|2");
-        delete(writer, key("gap", 7001));
-        put(writer, key("gap", 7003), "127.0.0.1:7003|3");
-      }
+    // A reader that writes when the watcher asks it to watch: the listing is done, the watch
+    // not started yet, so a watch from "now" would miss all three writes.
+    Function<EtcdConnection, EtcdReader> writingInTheWindow = connection -> {
+      EtcdReader real = new JetcdReader(connection.connect());
+      return new EtcdReader() {
+        @Override
+        public CompletableFuture<Listing> list(String prefix) {
+          return real.list(prefix);
+        }
+
+        @Override
+        public Watching watch(String prefix, long fromRevision, WatchCallbacks callbacks) {
+          if (wroteInTheWindow.compareAndSet(false, true)) {
+            put(writer, key("gap", 7002), "127.0.0.1:7002|2");
+            delete(writer, key("gap", 7001));
+            put(writer, key("gap", 7003), "127.0.0.1:7003|3");
+          }
+          return real.watch(prefix, fromRevision, callbacks);
+        }
+
+        @Override
+        public void close() {
+          real.close();
+        }
+      };
     };
-    try (ServiceWatcher w = ServiceWatcher.open(
-        EtcdConnection.of(etcd.endpoints()), KeyLayout.defaults(), "gap", s -> {})) {
+    ScheduledExecutorService thread = Executors.newSingleThreadScheduledExecutor();
+    WatchRegistry registry =
+        new WatchRegistry(Scheduler.of(thread), new Random(), Runnable::run, writingInTheWindow);
+    try (ServiceWatcher w = ServiceWatcher.builder(EtcdConnection.of(etcd.endpoints()), "gap")
+        .open(registry, s -> {})) {
       await().atMost(Duration.ofSeconds(10)).until(() -> List.of("7002|2", "7003|3").equals(ports(w)));
       assertThat(wroteInTheWindow).isTrue();
+    } finally {
+      // The watcher's close and the client's close (closer: Runnable::run) are queued on the
+      // thread; once a task behind them ran, only the cancelled timers are left.
+      thread.submit(() -> {}).get(10, TimeUnit.SECONDS);
+      thread.shutdownNow();
+      assertThat(registry.clientCount()).isZero();
     }
   }
 
