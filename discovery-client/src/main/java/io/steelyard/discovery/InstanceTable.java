@@ -3,6 +3,7 @@ package io.steelyard.discovery;
 import io.steelyard.registry.DecodedValue;
 import io.steelyard.registry.KeyLayout;
 import io.steelyard.registry.ServiceInstance;
+import io.steelyard.registry.Validation;
 import io.steelyard.registry.ValueCodec;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -77,7 +78,8 @@ final class InstanceTable {
       onMalformed.run();
       logger.warn(
           "Skipping malformed value of key {} (service {}, etcd {}, mod revision {}, {} bytes): {}",
-          printable(key), service, endpoints, modRevision, value.length, rejected.reason());
+          Validation.quote(key), service, endpoints, modRevision, value.length,
+          Validation.quote(rejected.reason()));
     }
     entries.put(key, new Entry(modRevision, instance));
     return !sameInstance(old, instance);
@@ -123,15 +125,5 @@ final class InstanceTable {
   private static boolean sameInstance(@Nullable Entry old, @Nullable ServiceInstance now) {
     ServiceInstance before = old == null ? null : old.instance;
     return before == null ? now == null : before.equals(now);
-  }
-
-  /** Keys are bytes: a hostile one must not forge log lines. */
-  static String printable(String key) {
-    StringBuilder b = new StringBuilder(Math.min(key.length(), 200) + 2).append('\'');
-    for (int i = 0; i < key.length() && i < 200; i++) {
-      char c = key.charAt(i);
-      b.append(c < 0x20 || c == 0x7f ? '?' : c);
-    }
-    return b.append(key.length() > 200 ? "...'" : "'").toString();
   }
 }
