@@ -13,6 +13,7 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.TreeMap;
 import javax.annotation.Nullable;
@@ -23,15 +24,18 @@ import org.slf4j.LoggerFactory;
  * The known keys of one service prefix and what they decoded to. Not thread-safe: owned by one
  * watcher and touched only from its serialized executor.
  *
- * <p>Only the decoded instance and the key's mod revision are kept, never the raw value, so a
- * large service costs a few hundred bytes per instance.
+ * <p>Only the decoded instance (or why the value was malformed) and the key's mod revision are
+ * kept, never the raw value, so a large service costs a few hundred bytes per instance.
  */
 final class InstanceTable {
 
   private static final Logger logger = LoggerFactory.getLogger(InstanceTable.class);
 
-  /** What a key currently holds; {@code instance == null} when its value was malformed. */
-  private record Entry(long modRevision, @Nullable ServiceInstance instance) {}
+  /**
+   * What a key currently holds: an instance, or (when its value was malformed) the reason,
+   * already quoted for printing.
+   */
+  private record Entry(long modRevision, @Nullable ServiceInstance instance, @Nullable String reason) {}
 
   private final String service;
   private final String prefix;
@@ -52,7 +56,8 @@ final class InstanceTable {
   }
 
   /**
-   * Records a put. Returns whether the usable instances may have changed. A malformed value is
+   * Records a put. Returns whether the view (instances or malformed keys) may have changed. A
+   * malformed value is
    * warned about and counted once per key and mod revision (a re-list that sees the same bad
    * value again stays silent), and removes whatever good value the key held before: the key no
    * longer describes a reachable instance.
@@ -66,6 +71,7 @@ final class InstanceTable {
       return false; // re-listed, unchanged
     }
     ServiceInstance instance = null;
+    String reason = null;
     DecodedValue decoded = ValueCodec.decode(value);
     if (decoded instanceof DecodedValue.Accepted accepted) {
       try {
@@ -76,18 +82,20 @@ final class InstanceTable {
     }
     if (decoded instanceof DecodedValue.Rejected rejected) {
       onMalformed.run();
+      reason = Validation.quote(rejected.reason());
       logger.warn(
           "Skipping malformed value of key {} (service {}, etcd {}, mod revision {}, {} bytes): {}",
-          Validation.quote(key), service, endpoints, modRevision, value.length,
-          Validation.quote(rejected.reason()));
+          Validation.quote(key), service, endpoints, modRevision, value.length, reason);
     }
-    entries.put(key, new Entry(modRevision, instance));
-    return !sameInstance(old, instance);
+    Entry now = new Entry(modRevision, instance, reason);
+    entries.put(key, now);
+    return old == null
+        || !Objects.equals(old.instance, instance)
+        || !Objects.equals(old.reason, reason);
   }
 
   boolean remove(String key) {
-    Entry old = entries.remove(key);
-    return old != null && old.instance != null;
+    return entries.remove(key) != null;
   }
 
   /** A listing: the complete set of keys at one revision. Returns whether instances changed. */
@@ -112,18 +120,17 @@ final class InstanceTable {
     // Unique by address, first key wins: two keys for one address would otherwise give the
     // balancer two subchannels to one server.
     Map<String, ServiceInstance> byAddress = new HashMap<>(entries.size() * 2);
-    for (Entry e : entries.values()) {
-      if (e.instance != null) {
-        byAddress.putIfAbsent(e.instance.address(), e.instance);
+    List<Snapshot.MalformedKey> malformed = new ArrayList<>();
+    for (Map.Entry<String, Entry> e : entries.entrySet()) { // in key order
+      ServiceInstance instance = e.getValue().instance;
+      if (instance != null) {
+        byAddress.putIfAbsent(instance.address(), instance);
+      } else {
+        malformed.add(new Snapshot.MalformedKey(e.getKey(), e.getValue().reason));
       }
     }
     List<ServiceInstance> list = new ArrayList<>(byAddress.values());
     list.sort(Comparator.comparing(ServiceInstance::address));
-    return new Snapshot(service, list, revision, staleSince);
-  }
-
-  private static boolean sameInstance(@Nullable Entry old, @Nullable ServiceInstance now) {
-    ServiceInstance before = old == null ? null : old.instance;
-    return before == null ? now == null : before.equals(now);
+    return new Snapshot(service, list, malformed, revision, staleSince);
   }
 }

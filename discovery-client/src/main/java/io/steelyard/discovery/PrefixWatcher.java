@@ -466,12 +466,10 @@ final class PrefixWatcher {
     }
     long stale = staleSinceMillis;
     Snapshot snapshot = table.snapshot(revision, stale == 0 ? null : Instant.ofEpochMilli(stale));
-    boolean news = published == null
-        || !snapshot.sameInstances(published)
-        || snapshot.isStale() != published.isStale();
+    boolean news = !snapshot.sameView(published);
     published = snapshot; // newcomers get the latest revision either way
     if (!news) {
-      return; // a re-list that found nothing new, or an event that changed no instance
+      return; // a re-list that found nothing new, or an event that changed nothing visible
     }
     for (WatchListener l : listeners) {
       deliver(l, snapshot);

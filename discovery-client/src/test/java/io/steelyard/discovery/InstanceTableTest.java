@@ -56,12 +56,12 @@ class InstanceTableTest {
     };
     Arrays.fill(garbage[6], (byte) 'x');
     for (int i = 0; i < garbage.length; i++) {
-      assertThat(table.put(P + "bad" + i, garbage[i], 10 + i)).isFalse();
+      assertThat(table.put(P + "bad" + i, garbage[i], 10 + i)).as("a new malformed key is news").isTrue();
     }
     assertThat(malformed).hasValue(garbage.length);
-    // A re-list sees the same versions again: no new warning, no new count.
+    // A re-list sees the same versions again: no new warning, no new count, no change.
     for (int i = 0; i < garbage.length; i++) {
-      table.put(P + "bad" + i, garbage[i], 10 + i);
+      assertThat(table.put(P + "bad" + i, garbage[i], 10 + i)).isFalse();
     }
     assertThat(malformed).hasValue(garbage.length);
     // A new version of a bad key counts again.
@@ -110,5 +110,29 @@ class InstanceTableTest {
     assertThat(instances()).containsExactly(
         new ServiceInstance("greeter", "10.0.0.1:1", 5, Map.of("zone", "a")),
         ServiceInstance.of("greeter", "10.0.0.2:1", 1));
+  }
+
+  @Test
+  void malformedKeysAreListedSortedByKeyWithAQuotedReasonUntilDeletedOrRepaired() {
+    table.put(P + "b", v("10.0.0.1:1|abc"), 2);
+    table.put(P + "a\nforged", v("127.0.0.1:7\n|1"), 3);
+    table.put(P + "good", v("10.0.0.9:9|1"), 4);
+    Snapshot s = table.snapshot(4, null);
+    assertThat(s.instances()).containsExactly(ServiceInstance.of("greeter", "10.0.0.9:9", 1));
+    assertThat(s.malformed()).extracting(Snapshot.MalformedKey::key)
+        .containsExactly(P + "a\nforged", P + "b");
+    assertThat(s.malformed().get(1).reason())
+        .isEqualTo("'pipe value: weight 'abc' (expected: an integer 0..1000000)'");
+    assertThat(s.malformed()).allSatisfy(m -> assertThat(m.reason()).doesNotContain("\n").startsWith("'"));
+
+    assertThat(table.put(P + "b", v("10.0.0.2:1|3"), 5)).isTrue(); // repaired
+    assertThat(table.remove(P + "a\nforged")).isTrue(); // deleted
+    assertThat(table.snapshot(6, null).malformed()).isEmpty();
+  }
+
+  @Test
+  void aNewVersionOfAKeyWithTheSameReasonIsNoChange() {
+    table.put(P + "b", v("10.0.0.1:1|abc"), 2);
+    assertThat(table.put(P + "b", v("10.0.0.1:1|abc"), 3)).isFalse();
   }
 }

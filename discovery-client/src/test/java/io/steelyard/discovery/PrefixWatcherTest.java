@@ -306,6 +306,22 @@ class PrefixWatcherTest {
   }
 
   @Test
+  void aMalformedKeyAppearingOrGoingIsPublishedWithTheSameInstances() {
+    ScriptedWatch w = startListedAndWatching();
+    w.confirm(1, 10);
+    w.events(11, put(P + "bad", "10.0.0.3:1|x", 11));
+    assertThat(snapshots).hasSize(2);
+    assertThat(last().instances()).containsExactly(A);
+    assertThat(last().malformed()).extracting(Snapshot.MalformedKey::key).containsExactly(P + "bad");
+    assertThat(watcher.malformedCount()).isEqualTo(1);
+    assertThat(stats.malformedValues()).isEqualTo(1);
+
+    w.events(12, EtcdReader.Event.delete(P + "bad", 12));
+    assertThat(snapshots).hasSize(3);
+    assertThat(last().malformed()).isEmpty();
+  }
+
+  @Test
   void closeCancelsTheWatchEveryTimerAndTheStaleCount() {
     ScriptedWatch w = startListedAndWatching();
     w.fail(new IOException("connection refused"));

@@ -28,6 +28,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
+import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -188,13 +189,29 @@ class ServiceWatcherIT {
         EtcdConnection.of(etcd.endpoints()), KeyLayout.defaults(), "junk", s -> {})) {
       await().atMost(Duration.ofSeconds(10)).until(() -> List.of("7001|4").equals(ports(w)));
       assertThat(w.malformedCount()).isEqualTo(garbage.size());
+      assertThat(w.current().malformed()).extracting(Snapshot.MalformedKey::key)
+          .containsExactly(IntStream.range(0, garbage.size()).mapToObj(i -> "/services/junk/bad" + i)
+              .toArray(String[]::new));
+      assertThat(w.current().malformed().get(0).reason()).isEqualTo("'value is not valid UTF-8'");
+      assertThat(w.current().malformed().get(6).reason()).startsWith("'value of 1048576 bytes");
 
       // Through the watch path too, and a good change right behind it still flows.
-      put(writer, "/services/junk/bad-live", "127.0.0.1:7010|x");
+      put(writer, "/services/junk/bad-live\nWARN forged", "127.0.0.1:7010|x");
       put(writer, key("junk", 7002), "127.0.0.1:7002|1");
       await().atMost(Duration.ofSeconds(5)).until(() -> List.of("7001|4", "7002|1").equals(ports(w)));
       assertThat(w.malformedCount()).isEqualTo(garbage.size() + 1);
       assertThat(DiscoveryStats.malformedValues() - before).isEqualTo(garbage.size() + 1);
+      assertThat(w.current().malformed()).hasSize(garbage.size() + 1)
+          .anySatisfy(m -> {
+            assertThat(m.key()).isEqualTo("/services/junk/bad-live\nWARN forged"); // as stored
+            assertThat(m.reason()).isEqualTo("'pipe value: weight 'x' (expected: an integer 0..1000000)'");
+          });
+
+      // Deleted or repaired, a key leaves the list, and listeners hear about it.
+      delete(writer, "/services/junk/bad0");
+      put(writer, "/services/junk/bad1", "127.0.0.1:7003|2");
+      await().atMost(Duration.ofSeconds(5)).until(() -> w.current().malformed().size() == garbage.size() - 1);
+      assertThat(ports(w)).containsExactly("7001|4", "7002|1", "7003|2");
     }
   }
 
