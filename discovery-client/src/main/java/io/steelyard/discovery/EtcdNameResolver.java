@@ -9,6 +9,7 @@ import io.grpc.Status;
 import io.grpc.StatusOr;
 import io.grpc.SynchronizationContext;
 import io.steelyard.balancer.EndpointWeights;
+import io.steelyard.registry.RegistryException;
 import io.steelyard.registry.ServiceInstance;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -218,9 +219,11 @@ final class EtcdNameResolver extends NameResolver {
     if (shutdown || pushed != null) {
       return; // stale-serving: a channel that has addresses keeps them
     }
-    listener.onError(Status.UNAVAILABLE
-        .withDescription("etcd unreachable and no instance list yet for " + description)
-        .withCause(cause));
+    // The watcher classified the failure; a refusal is named as one, never as unreachability.
+    String why = cause instanceof RegistryException e && e.kind().refused()
+        ? "etcd refused to list " + description + ": " + e.getMessage()
+        : "etcd unreachable and no instance list yet for " + description;
+    listener.onError(Status.UNAVAILABLE.withDescription(why).withCause(cause));
   }
 
   /**

@@ -14,6 +14,7 @@ import io.grpc.Status;
 import io.steelyard.balancer.EndpointWeights;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.KeyLayout;
+import io.steelyard.registry.internal.EtcdCalls;
 import io.steelyard.registry.ServiceInstance;
 import io.steelyard.testkit.EtcdCluster;
 import java.net.InetSocketAddress;
@@ -127,34 +128,31 @@ class ServiceWatcherIT {
     put(writer, key("gap", 7001), "127.0.0.1:7001|1");
     AtomicBoolean wroteInTheWindow = new AtomicBoolean();
     // A reader that writes when the watcher asks it to watch: the listing is done, the watch
-    // not started yet, so a watch from "now" would miss all three writes.
-    Function<EtcdConnection, EtcdReader> writingInTheWindow = connection -> {
-      EtcdReader real = new JetcdReader(connection.connect());
-      return new EtcdReader() {
-        @Override
-        public CompletableFuture<Listing> list(String prefix) {
-          return real.list(prefix);
-        }
+    // not started yet, so a watch from "now" would miss all three writes. The rest is the
+    // production stack (RenewingClient, JetcdReader) on a registry of the test's own.
+    Function<EtcdReader, EtcdReader> writingInTheWindow = real -> new EtcdReader() {
+      @Override
+      public CompletableFuture<Listing> list(String prefix) {
+        return real.list(prefix);
+      }
 
-        @Override
-        public Watching watch(String prefix, long fromRevision, WatchCallbacks callbacks) {
-          if (wroteInTheWindow.compareAndSet(false, true)) {
-            put(writer, key("gap", 7002), "127.0.0.1:7002|2");
-            delete(writer, key("gap", 7001));
-            put(writer, key("gap", 7003), "127.0.0.1:7003|3");
-          }
-          return real.watch(prefix, fromRevision, callbacks);
+      @Override
+      public Watching watch(String prefix, long fromRevision, WatchCallbacks callbacks) {
+        if (wroteInTheWindow.compareAndSet(false, true)) {
+          put(writer, key("gap", 7002), "127.0.0.1:7002|2");
+          delete(writer, key("gap", 7001));
+          put(writer, key("gap", 7003), "127.0.0.1:7003|3");
         }
-
-        @Override
-        public void close() {
-          real.close();
-        }
-      };
+        return real.watch(prefix, fromRevision, callbacks);
+      }
     };
     ScheduledExecutorService thread = Executors.newSingleThreadScheduledExecutor();
-    WatchRegistry registry =
-        new WatchRegistry(Scheduler.of(thread), new Random(), Runnable::run, writingInTheWindow);
+    Scheduler scheduler = Scheduler.of(thread);
+    EtcdCalls calls = new EtcdCalls(Duration.ofSeconds(5), scheduler::schedule);
+    WatchRegistry registry = new WatchRegistry(scheduler, new Random(), Runnable::run, connection ->
+        new RenewingClient(
+            RenewingClient.renewable(connection, scheduler, Runnable::run),
+            client -> writingInTheWindow.apply(new JetcdReader(client, calls))));
     try (ServiceWatcher w = ServiceWatcher.builder(EtcdConnection.of(etcd.endpoints()), "gap")
         .open(registry, s -> {})) {
       await().atMost(Duration.ofSeconds(10)).until(() -> List.of("7002|2", "7003|3").equals(ports(w)));
