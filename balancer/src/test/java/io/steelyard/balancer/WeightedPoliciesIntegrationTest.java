@@ -1,6 +1,7 @@
 package io.steelyard.balancer;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
 import static org.awaitility.Awaitility.await;
 
@@ -106,6 +107,20 @@ class WeightedPoliciesIntegrationTest {
     assertThat(100.0 * counts.getOrDefault("a", 0) / 8000).isCloseTo(100.0 / 8, within(2.5));
     assertThat(100.0 * counts.getOrDefault("b", 0) / 8000).isCloseTo(200.0 / 8, within(2.5));
     assertThat(100.0 * counts.getOrDefault("c", 0) / 8000).isCloseTo(500.0 / 8, within(2.5));
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"weighted_random", "weighted_round_robin_static"})
+  void unknownOptionInTheServiceConfigIsRefusedWhenTheChannelIsBuilt(String policy) {
+    Map<String, Object> config =
+        Map.of("loadBalancingConfig", List.of(Map.of(policy, Map.of("slowstart", Map.of()))));
+
+    assertThatThrownBy(
+            () ->
+                Grpc.newChannelBuilder("dns:///localhost", InsecureChannelCredentials.create())
+                    .defaultServiceConfig(config)
+                    .build())
+        .hasMessageContaining(policy + ".slowstart: unknown field");
   }
 
   @ParameterizedTest

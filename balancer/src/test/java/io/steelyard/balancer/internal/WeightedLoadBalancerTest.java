@@ -18,7 +18,6 @@ import io.grpc.LoadBalancer.SubchannelPicker;
 import io.grpc.Status;
 import io.steelyard.balancer.EndpointWeights;
 import io.steelyard.balancer.internal.FakeHelper.FakeSubchannel;
-import io.steelyard.balancer.internal.WeightedLoadBalancer.Policy;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.util.ArrayList;
@@ -48,12 +47,16 @@ class WeightedLoadBalancerTest {
   }
 
   private WeightedLoadBalancer roundRobin() {
-    lb = new WeightedLoadBalancer(helper, Policy.WEIGHTED_ROUND_ROBIN_STATIC, null, 0);
+    lb =
+        new WeightedLoadBalancer(
+            helper, "weighted_round_robin_static", SmoothRoundRobinPicker.newFactory(0));
     return lb;
   }
 
   private WeightedLoadBalancer random(long seed) {
-    lb = new WeightedLoadBalancer(helper, Policy.WEIGHTED_RANDOM, new Random(seed), 0);
+    lb =
+        new WeightedLoadBalancer(
+            helper, "weighted_random", WeightedRandomPicker.newFactory(new Random(seed)));
     return lb;
   }
 
@@ -309,7 +312,7 @@ class WeightedLoadBalancerTest {
   @Test
   void allDrainedFallsBackToEqualWeightsAndWarnsOnce() {
     ch.qos.logback.classic.Logger logger =
-        (ch.qos.logback.classic.Logger) LoggerFactory.getLogger(WeightedLoadBalancer.class);
+        (ch.qos.logback.classic.Logger) LoggerFactory.getLogger(EffectiveWeights.class);
     ListAppender<ILoggingEvent> appender = new ListAppender<>();
     appender.start();
     logger.addAppender(appender);
