@@ -13,7 +13,8 @@ import io.grpc.LoadBalancer.Subchannel;
 import io.grpc.Status;
 import io.grpc.protobuf.services.HealthCheckingLoadBalancerUtil;
 import io.steelyard.balancer.EndpointWeights;
-import io.steelyard.balancer.internal.FakeHelper.FakeSubchannel;
+import io.steelyard.testkit.grpc.FakeHelper;
+import io.steelyard.testkit.grpc.FakeHelper.FakeSubchannel;
 import java.net.InetSocketAddress;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -69,10 +70,10 @@ class HealthWrapperUnwrappingTest {
         };
     LoadBalancer lb = HealthCheckingLoadBalancerUtil.newHealthCheckingLoadBalancer(recording, helper);
 
-    helper.syncContext.execute(() -> lb.acceptResolvedAddresses(resolution()));
+    helper.syncContext().execute(() -> lb.acceptResolvedAddresses(resolution()));
 
     assertThat(seen[0].getClass().getName()).isEqualTo(PickerSlot.HEALTH_SUBCHANNEL_CLASS);
-    helper.syncContext.execute(lb::shutdown);
+    helper.syncContext().execute(lb::shutdown);
   }
 
   /**
@@ -89,8 +90,8 @@ class HealthWrapperUnwrappingTest {
             : WeightedPolicy.WEIGHTED_ROUND_ROBIN_STATIC;
     FakeHelper helper = new FakeHelper();
     LoadBalancer lb = policy.newLoadBalancer(helper);
-    helper.syncContext.execute(() -> lb.acceptResolvedAddresses(resolution()));
-    FakeSubchannel subchannel = helper.createdSubchannels.get(0);
+    helper.syncContext().execute(() -> lb.acceptResolvedAddresses(resolution()));
+    FakeSubchannel subchannel = helper.createdSubchannels().get(0);
     helper.deliver(subchannel, READY);
 
     PickResult first = helper.lastPicker().pickSubchannel(null);
@@ -99,7 +100,7 @@ class HealthWrapperUnwrappingTest {
     assertThat(helper.lastState()).isEqualTo(READY);
     assertThat(first.getSubchannel()).isSameAs(subchannel);
     assertThat(second).isSameAs(first);
-    helper.syncContext.execute(lb::shutdown);
+    helper.syncContext().execute(lb::shutdown);
   }
 
   private static ResolvedAddresses resolution() {

@@ -17,7 +17,8 @@ import io.grpc.LoadBalancer.ResolvedAddresses;
 import io.grpc.LoadBalancer.SubchannelPicker;
 import io.grpc.Status;
 import io.steelyard.balancer.EndpointWeights;
-import io.steelyard.balancer.internal.FakeHelper.FakeSubchannel;
+import io.steelyard.testkit.grpc.FakeHelper;
+import io.steelyard.testkit.grpc.FakeHelper.FakeSubchannel;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.util.ArrayList;
@@ -42,7 +43,7 @@ class WeightedLoadBalancerTest {
   @AfterEach
   void shutdown() {
     if (lb != null) {
-      helper.syncContext.execute(lb::shutdown);
+      helper.syncContext().execute(lb::shutdown);
     }
   }
 
@@ -66,7 +67,7 @@ class WeightedLoadBalancerTest {
 
   private Status resolve(EquivalentAddressGroup... eags) {
     Status[] status = new Status[1];
-    helper.syncContext.execute(
+    helper.syncContext().execute(
         () ->
             status[0] =
                 lb.acceptResolvedAddresses(
@@ -121,8 +122,8 @@ class WeightedLoadBalancerTest {
     roundRobin();
     resolve(eag(A, 1), eag(B, 2), eag(C, 5));
 
-    assertThat(helper.createdSubchannels).hasSize(3);
-    assertThat(helper.createdSubchannels).allSatisfy(sc -> assertThat(sc.connectionRequests).isEqualTo(1));
+    assertThat(helper.createdSubchannels()).hasSize(3);
+    assertThat(helper.createdSubchannels()).allSatisfy(sc -> assertThat(sc.connectionRequests()).isEqualTo(1));
     assertThat(helper.lastState()).isEqualTo(CONNECTING);
     assertThat(helper.lastPicker().pickSubchannel(null).hasResult()).isFalse();
   }
@@ -132,16 +133,16 @@ class WeightedLoadBalancerTest {
     roundRobin();
     resolve(eag(A, 1), eag(B, 2), eag(C, 5));
     allReady();
-    List<FakeSubchannel> before = List.copyOf(helper.createdSubchannels);
+    List<FakeSubchannel> before = List.copyOf(helper.createdSubchannels());
     SubchannelPicker oldPicker = helper.lastPicker();
-    int updates = helper.pickers.size();
+    int updates = helper.pickers().size();
 
     resolve(eag(A, 1), eag(B, 1), eag(C, 1));
 
-    assertThat(helper.createdSubchannels).hasSize(3).containsExactlyElementsOf(before);
-    assertThat(helper.createdSubchannels).noneMatch(sc -> sc.shutdown);
-    assertThat(helper.createdSubchannels).allSatisfy(sc -> assertThat(sc.connectionRequests).isEqualTo(1));
-    assertThat(helper.pickers).hasSize(updates + 1);
+    assertThat(helper.createdSubchannels()).hasSize(3).containsExactlyElementsOf(before);
+    assertThat(helper.createdSubchannels()).noneMatch(FakeSubchannel::isShutdown);
+    assertThat(helper.createdSubchannels()).allSatisfy(sc -> assertThat(sc.connectionRequests()).isEqualTo(1));
+    assertThat(helper.pickers()).hasSize(updates + 1);
     assertThat(helper.lastState()).isEqualTo(READY);
     assertThat(helper.lastPicker()).isNotEqualTo(oldPicker);
     assertThat(pickNames(helper.lastPicker(), 6)).containsExactly("a", "b", "c", "a", "b", "c");
@@ -152,14 +153,14 @@ class WeightedLoadBalancerTest {
     roundRobin();
     resolve(eag(A, 1), eag(B, 2));
     allReady();
-    int updates = helper.pickers.size();
+    int updates = helper.pickers().size();
 
     resolve(
         EndpointWeights.withWeight(new EquivalentAddressGroup(A), 1, Map.of("zone", "x")),
         EndpointWeights.withWeight(new EquivalentAddressGroup(B), 2, Map.of("zone", "y")));
 
-    assertThat(helper.pickers).hasSize(updates);
-    assertThat(helper.createdSubchannels).hasSize(2);
+    assertThat(helper.pickers()).hasSize(updates);
+    assertThat(helper.createdSubchannels()).hasSize(2);
   }
 
   @Test
@@ -172,9 +173,9 @@ class WeightedLoadBalancerTest {
 
     resolve(eag(B, 1), eag(C, 1));
 
-    assertThat(helper.createdSubchannels).hasSize(3);
-    assertThat(a.shutdown).isTrue();
-    assertThat(b.shutdown).isFalse();
+    assertThat(helper.createdSubchannels()).hasSize(3);
+    assertThat(a.isShutdown()).isTrue();
+    assertThat(b.isShutdown()).isFalse();
     assertThat(pickNames(helper.lastPicker(), 4)).containsOnly("b");
   }
 
@@ -215,7 +216,7 @@ class WeightedLoadBalancerTest {
 
     helper.deliver(subchannel(A), READY);
 
-    assertThat(helper.states).containsExactly(CONNECTING, READY);
+    assertThat(helper.states()).containsExactly(CONNECTING, READY);
   }
 
   @Test
@@ -239,12 +240,12 @@ class WeightedLoadBalancerTest {
     resolve(eag(A, 1));
     allReady();
     FakeSubchannel a = subchannel(A);
-    int requests = a.connectionRequests;
+    int requests = a.connectionRequests();
 
     helper.deliver(a, IDLE);
 
-    assertThat(a.connectionRequests).isGreaterThan(requests);
-    assertThat(helper.createdSubchannels).hasSize(1);
+    assertThat(a.connectionRequests()).isGreaterThan(requests);
+    assertThat(helper.createdSubchannels()).hasSize(1);
   }
 
   @Test
@@ -252,12 +253,12 @@ class WeightedLoadBalancerTest {
     roundRobin();
     resolve(eag(A, 1), eag(B, 1));
     allReady();
-    int updates = helper.pickers.size();
+    int updates = helper.pickers().size();
 
-    helper.syncContext.execute(
+    helper.syncContext().execute(
         () -> lb.handleNameResolutionError(Status.UNAVAILABLE.withDescription("etcd down")));
 
-    assertThat(helper.pickers).hasSize(updates);
+    assertThat(helper.pickers()).hasSize(updates);
     assertThat(helper.lastState()).isEqualTo(READY);
     assertThat(pickNames(helper.lastPicker(), 4)).containsExactly("a", "b", "a", "b");
   }
@@ -267,7 +268,7 @@ class WeightedLoadBalancerTest {
     roundRobin();
     resolve(eag(A, 1));
 
-    helper.syncContext.execute(
+    helper.syncContext().execute(
         () -> lb.handleNameResolutionError(Status.UNAVAILABLE.withDescription("etcd down")));
 
     assertThat(helper.lastState()).isEqualTo(TRANSIENT_FAILURE);
@@ -342,7 +343,7 @@ class WeightedLoadBalancerTest {
     resolve(eag(A, 1), eag(B, 1));
 
     assertThat(pickNames(helper.lastPicker(), 4)).containsExactly("a", "b", "a", "b");
-    assertThat(helper.createdSubchannels).hasSize(2);
+    assertThat(helper.createdSubchannels()).hasSize(2);
   }
 
   @Test
@@ -371,12 +372,12 @@ class WeightedLoadBalancerTest {
     roundRobin();
     resolve(eag(A, 1), eag(B, 1));
     allReady();
-    int updates = helper.pickers.size();
+    int updates = helper.pickers().size();
 
     resolve(eag(A, 1), eag(B, 1));
     helper.deliver(subchannel(A), READY);
 
-    assertThat(helper.pickers).hasSize(updates);
+    assertThat(helper.pickers()).hasSize(updates);
   }
 
   @Test
