@@ -17,6 +17,7 @@ import io.steelyard.registry.KeyLayout;
 import io.steelyard.registry.internal.EtcdCalls;
 import io.steelyard.registry.ServiceInstance;
 import io.steelyard.testkit.EtcdCluster;
+import io.steelyard.testkit.grpc.RecordingLoadBalancerProvider;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -45,17 +46,19 @@ class ServiceWatcherIT {
   static final EtcdCluster etcd = EtcdCluster.builder().backend(EtcdCluster.Backend.BINARY).build();
 
   private static Client writer;
+  private static RecordingLoadBalancerProvider recording;
   private final List<ManagedChannel> channels = new ArrayList<>();
 
   @BeforeAll
   static void setUp() {
-    RecordingLoadBalancerProvider.register();
+    recording = RecordingLoadBalancerProvider.register("steelyard_test_recording");
     writer = EtcdConnection.of(etcd.endpoints()).connect();
   }
 
   @AfterAll
   static void tearDown() {
     writer.close();
+    recording.close();
   }
 
   @AfterEach
@@ -76,7 +79,7 @@ class ServiceWatcherIT {
   private ManagedChannel channel(String service) {
     ManagedChannel c = Grpc.newChannelBuilder(
             "etcd://" + hostPorts() + "/" + service, InsecureChannelCredentials.create())
-        .defaultLoadBalancingPolicy(RecordingLoadBalancerProvider.POLICY)
+        .defaultLoadBalancingPolicy(recording.getPolicyName())
         .build();
     channels.add(c);
     c.getState(true); // leave idle: starts the resolver
@@ -85,7 +88,7 @@ class ServiceWatcherIT {
 
   /** What the channel's balancer last received, as "port|weight" strings. */
   private static List<String> seenBy(String service, int channelIndex) {
-    List<RecordingLoadBalancerProvider.Recorder> rs = RecordingLoadBalancerProvider.recorders(service);
+    List<RecordingLoadBalancerProvider.Recorder> rs = recording.recorders(service);
     if (rs.size() <= channelIndex || rs.get(channelIndex).latest() == null) {
       return null;
     }
@@ -120,7 +123,7 @@ class ServiceWatcherIT {
 
     delete(writer, key("adds", 7001));
     await().atMost(Duration.ofSeconds(5)).until(() -> List.of().equals(seenBy("adds", 0)));
-    assertThat(RecordingLoadBalancerProvider.recorders("adds").get(0).errors).isEmpty();
+    assertThat(recording.recorders("adds").get(0).errors()).isEmpty();
   }
 
   @Test
@@ -242,17 +245,17 @@ class ServiceWatcherIT {
   void aChannelThatNeverHadAListGetsUnavailable() {
     // Nothing listens on port 1: the list fails, and the channel is told why.
     ManagedChannel c = Grpc.newChannelBuilder("etcd://127.0.0.1:1/nolist", InsecureChannelCredentials.create())
-        .defaultLoadBalancingPolicy(RecordingLoadBalancerProvider.POLICY)
+        .defaultLoadBalancingPolicy(recording.getPolicyName())
         .build();
     channels.add(c);
     c.getState(true);
     await().atMost(Duration.ofSeconds(30))
-        .until(() -> !RecordingLoadBalancerProvider.recorders("nolist").isEmpty()
-            && !RecordingLoadBalancerProvider.recorders("nolist").get(0).errors.isEmpty());
-    Status error = RecordingLoadBalancerProvider.recorders("nolist").get(0).errors.get(0);
+        .until(() -> !recording.recorders("nolist").isEmpty()
+            && !recording.recorders("nolist").get(0).errors().isEmpty());
+    Status error = recording.recorders("nolist").get(0).errors().get(0);
     assertThat(error.getCode()).isEqualTo(Status.Code.UNAVAILABLE);
     assertThat(error.getDescription()).contains("nolist").contains("127.0.0.1:1");
-    assertThat(RecordingLoadBalancerProvider.recorders("nolist").get(0).updates).isEmpty();
+    assertThat(recording.recorders("nolist").get(0).updates()).isEmpty();
   }
 
   @Test
@@ -288,7 +291,7 @@ class ServiceWatcherIT {
     try {
       put(writer, key("configured", 7001), "127.0.0.1:7001|2");
       ManagedChannel c = Grpc.newChannelBuilder("etcd:///configured", InsecureChannelCredentials.create())
-          .defaultLoadBalancingPolicy(RecordingLoadBalancerProvider.POLICY)
+          .defaultLoadBalancingPolicy(recording.getPolicyName())
           .build();
       channels.add(c);
       c.getState(true);
