@@ -66,6 +66,7 @@ final class BinaryMember implements EtcdMember {
   private volatile FaultProxy clientProxy;
   private volatile FaultProxy peerProxy;
   private volatile Partition partition; // null: not partitioned
+  private volatile boolean exitExpected; // set by stop()/kill(), so an exit on its own is reported
 
   BinaryMember(String name, Path dir, BinaryClusterBackend cluster) {
     this.name = name;
@@ -154,6 +155,7 @@ final class BinaryMember implements EtcdMember {
     if (isFrozen()) {
       signal("CONT"); // a stopped process keeps SIGTERM pending until it runs again
     }
+    exitExpected = true;
     log.debug("stopping {} (pid {})", name, etcd.pid());
     etcd.destroy();
     if (!awaitExit(STOP_TIMEOUT)) {
@@ -168,6 +170,7 @@ final class BinaryMember implements EtcdMember {
     if (!isRunning()) {
       return;
     }
+    exitExpected = true;
     log.debug("killing {} (pid {})", name, etcd.pid());
     etcd.destroyForcibly();
     if (!awaitExit(STOP_TIMEOUT)) {
@@ -320,7 +323,16 @@ final class BinaryMember implements EtcdMember {
       }
       etcdPid = Long.parseLong(line.trim());
       // The watchdog reports the PID right after fork; if etcd already exited, of() is empty.
+      exitExpected = false;
       etcd = ProcessHandle.of(etcdPid).orElse(null);
+      if (etcd != null) {
+        long pid = etcdPid;
+        etcd.onExit().thenRun(() -> {
+          if (!exitExpected && !cluster.isClosed()) {
+            log.warn("etcd member {} (pid {}) exited on its own{}", name, pid, logTail());
+          }
+        });
+      }
     } catch (IOException e) {
       throw new UncheckedIOException("cannot start etcd member " + name, e);
     }
