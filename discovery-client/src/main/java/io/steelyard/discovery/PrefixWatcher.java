@@ -94,6 +94,7 @@ final class PrefixWatcher {
 
   // Touched only from the scheduler.
   private long revision; // last revision fully applied; the watch resumes at revision + 1
+  private long raftTerm; // highest raft term seen in a response header; see wentBackInTime
   private boolean listed; // a listing has completed at least once
   private int generation; // bumps whenever a list or watch attempt is abandoned
   @Nullable private Watch.Watcher watcher;
@@ -334,6 +335,13 @@ final class PrefixWatcher {
     if (closed || gen != generation) {
       return;
     }
+    if (resp.isCreatedNotify() && wentBackInTime(resp)) {
+      generation++;
+      closeWatch();
+      list();
+      return;
+    }
+    raftTerm = Math.max(raftTerm, resp.getHeader().getRaftTerm());
     memberId = resp.getHeader().getMemberId();
     cancel(createWatchdog);
     createWatchdog = null;
@@ -360,6 +368,27 @@ final class PrefixWatcher {
     if (changed) {
       coalescer.changed(); // all events of this response are applied: one publish at most
     }
+  }
+
+  /**
+   * Whether etcd, confirming a watch, is behind what this watcher already applied: its current
+   * revision below ours, or a raft term below one we saw. etcd accepts a watch from a revision it
+   * has not reached and then waits silently until it gets there, so after a restore from an older
+   * snapshot (etcd 3.4 restores the snapshot's revision) a resumed watch would skip every change
+   * until then. A member that merely lags makes us re-list too, which is harmless: the listing is
+   * a linearizable read.
+   */
+  private boolean wentBackInTime(WatchResponse resp) {
+    long theirs = resp.getHeader().getRevision();
+    long term = resp.getHeader().getRaftTerm();
+    if (theirs >= revision && term >= raftTerm) {
+      return false;
+    }
+    logger.warn(
+        "etcd at {} is behind what service {} was watched at (revision {} < {} or raft term {} < {});"
+            + " restored from a snapshot? Re-listing", endpoints, service, theirs, revision, term, raftTerm);
+    raftTerm = term; // a restored cluster counts its terms afresh
+    return true;
   }
 
   private void onWatchError(int gen, Throwable err) {
