@@ -407,9 +407,9 @@ final class PrefixWatcher {
       list();
       return;
     }
-    // Resume from our revision; after a few failures in a row re-list instead: a member that
-    // keeps answering "future revision" (etcd restored from an older backup) or an error we do
-    // not recognise must not trap the watcher in resuming forever.
+    // Resume from our revision; after a few failures in a row re-list instead: an error we do
+    // not recognise must not trap the watcher in resuming forever. (A restored etcd does not
+    // fail the watch at all; wentBackInTime catches that.)
     failed("watch", err, () -> {
       if (failures >= RELIST_AFTER_WATCH_FAILURES) {
         list();

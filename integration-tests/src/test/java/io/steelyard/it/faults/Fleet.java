@@ -46,7 +46,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One fault case's world: three agent-registered greeter servers (weights 1, 2, 5, TTL 5 s) and
- * three clients, each a real channel through {@code etcd://} with {@code weighted_random},
+ * three clients, each a real channel to {@code etcd:///SERVICE} with {@code weighted_random},
  * client-side health checking, <b>retries disabled</b> and <b>no wait-for-ready</b>, sending a
  * steady {@value #CALLS_PER_SECOND} calls/s. Every server and every client reaches etcd through
  * a {@link Route} of its own, so a case can pin server i and client i to one member ("home")
@@ -134,13 +134,7 @@ final class Fleet implements AutoCloseable {
       routes.add(route);
       pin(route, homes[i]);
       EtcdConnection connection = EtcdConnection.of(route.endpoints());
-      ManagedChannel channel =
-          channelBuilder(connection)
-              .usePlaintext()
-              .disableServiceConfigLookUp()
-              .defaultServiceConfig(GreeterClient.serviceConfig("weighted_random", false, true))
-              .disableRetry()
-              .build();
+      ManagedChannel channel = channel(connection, service);
       channels.add(channel);
       views.add(new ViewRecorder("client" + i, connection, service));
       warmUp(channel, servers.size());
@@ -157,16 +151,24 @@ final class Fleet implements AutoCloseable {
   }
 
   /**
-   * {@code etcd:///SERVICE} with a provider of this client's own connection. Not {@code
-   * etcd://H1:P1,H2:P2/SERVICE}: grpc-java 1.85 parses targets as RFC 3986 URIs by default
-   * ({@code GRPC_ENABLE_RFC3986_URIS}), and a host list with ports is no RFC 3986 authority, so
-   * such a channel fails to build ("Could not find a NameResolverProvider"). A per-channel
-   * factory is also the only way to give three channels of one process three etcd connections.
+   * A client channel as the suite uses it: {@code etcd:///SERVICE} through a provider of its own
+   * {@code connection}, {@code weighted_random}, client-side health checking, retries disabled.
+   *
+   * <p>Not {@code etcd://H1:P1,H2:P2/SERVICE}: grpc-java 1.85 parses targets as RFC 3986 URIs by
+   * default ({@code GRPC_ENABLE_RFC3986_URIS}), and a host list with ports is no RFC 3986
+   * authority, so such a channel fails to build ("Could not find a NameResolverProvider"). A
+   * per-channel factory is also the only way to give channels of one process their own
+   * connection.
    */
   @SuppressWarnings("deprecation") // nameResolverFactory: no per-channel registry in the API
-  private ManagedChannelBuilder<?> channelBuilder(EtcdConnection connection) {
+  static ManagedChannel channel(EtcdConnection connection, String service) {
     return ManagedChannelBuilder.forTarget("etcd:///" + service)
-        .nameResolverFactory(EtcdNameResolverProvider.builder().connection(connection).build());
+        .nameResolverFactory(EtcdNameResolverProvider.builder().connection(connection).build())
+        .usePlaintext()
+        .disableServiceConfigLookUp()
+        .defaultServiceConfig(GreeterClient.serviceConfig("weighted_random", false, true))
+        .disableRetry()
+        .build();
   }
 
   private static void pin(Route route, int home) {
@@ -367,6 +369,7 @@ final class Fleet implements AutoCloseable {
     awaitViewsEqualEtcd(PROPAGATION_BOUND);
     for (ViewRecorder v : views) {
       figure("stale-ms-" + v.name(), v.staleSince(faultNanos).toMillis());
+      figure("fresh-after-fault-end-ms-" + v.name(), millis(v.firstFreshAtOrAfter(faultEndNanos) - faultEndNanos));
     }
     verified = true;
   }
@@ -417,7 +420,8 @@ final class Fleet implements AutoCloseable {
             .as("%s saw %s removed at revision %d: etcd must not have had the key then", v.name(), r.address(), r.revision())
             .isEmpty();
         assertThat(v.weights()).as("%s: %s is back after its key expired", v.name(), r.address()).containsKey(r.address());
-        seen.add(v.name() + ":" + r.address() + "@+" + millis(r.nanos() - faultNanos) + "ms");
+        seen.add(v.name() + ":" + r.address() + " gone@+" + millis(r.nanos() - faultNanos) + "ms back@+"
+            + millis(v.firstWithAfter(r.nanos(), r.address()) - faultNanos) + "ms");
       }
     }
     if (!seen.isEmpty()) {

@@ -1,10 +1,16 @@
 package io.steelyard.it.faults;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
+import io.etcd.jetcd.Client;
+import io.steelyard.it.Cli;
+import io.steelyard.registry.EtcdConnection;
 import io.steelyard.testkit.EtcdCluster;
 import io.steelyard.testkit.EtcdMember;
 import io.steelyard.testkit.Partition;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -15,6 +21,8 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+import org.slf4j.LoggerFactory;
 
 /**
  * A member that is alive but useless: frozen (SIGSTOP) or cut off by a partition. These faults do
@@ -107,6 +115,54 @@ class FreezeAndPartitionIT {
       fleet.etcdHealthy(Duration.ofSeconds(30));
       fleet.verifyRecovery(4);
     }
+  }
+
+  /**
+   * The same claim for {@code steelyard watch} (docs/cli.md): its watch uses require-leader, so
+   * when the member it is on is cut off from the others it moves, and a change made meanwhile is
+   * printed while the partition holds.
+   */
+  @Test
+  void cliWatchOnAPartitionedLeaderKeepsPrinting(@TempDir Path dir) throws Exception {
+    String service = "cli-watch";
+    int leader = etcd.leaderIndex();
+    EtcdMember cut = etcd.member(leader);
+    Path out = dir.resolve("watch.out");
+    try (Client writer = EtcdConnection.of(etcd.endpoints()).connect();
+        Route route = new Route(etcd, service)) {
+      writer.getKVClient().put(Fleet.bytes("/services/" + service + "/127.0.0.1:7001"), Fleet.bytes("127.0.0.1:7001|1"))
+          .get(10, TimeUnit.SECONDS);
+      double before = Fleet.watchStreams(cut);
+      route.only(leader); // its watch stream lands on the leader
+      Process watch = Cli.startCapturing(route.endpoints(), out, "watch", service);
+      try {
+        await().atMost(Duration.ofSeconds(30)).until(() -> lines(out).contains("present 127.0.0.1:7001 weight=1"));
+        await().atMost(Duration.ofSeconds(10)).until(() -> Fleet.watchStreams(cut) >= before + 1);
+        route.all();
+
+        cut.partition(Partition.FROM_PEERS);
+        long t0 = System.nanoTime();
+        try (Client majority = Client.builder()
+            .endpoints(othersThan(cut).stream().map(EtcdMember::clientEndpoint).toArray(java.net.URI[]::new)).build()) {
+          await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> {
+            majority.getKVClient().put(Fleet.bytes("/services/" + service + "/127.0.0.1:7001"), Fleet.bytes("127.0.0.1:7001|2"))
+                .get(2, TimeUnit.SECONDS);
+            return true;
+          });
+        }
+        await().atMost(Duration.ofSeconds(30)).until(() -> lines(out).contains("weight 127.0.0.1:7001 1 -> 2"));
+        assertThat(cut.partitioned()).as("still partitioned when the change was printed").isPresent();
+        LoggerFactory.getLogger(FreezeAndPartitionIT.class)
+            .info("FIGURES cli-watch printed-after-ms={}", Fleet.millis(System.nanoTime() - t0));
+      } finally {
+        watch.destroy();
+        watch.waitFor(10, TimeUnit.SECONDS);
+      }
+    }
+  }
+
+  private static List<String> lines(Path file) throws java.io.IOException {
+    return Files.exists(file) ? Files.readAllLines(file) : List.of();
   }
 
   private static List<EtcdMember> othersThan(EtcdMember m) {

@@ -7,9 +7,6 @@ import static org.awaitility.Awaitility.await;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.grpc.ManagedChannel;
-import io.grpc.ManagedChannelBuilder;
-import io.steelyard.discovery.EtcdNameResolverProvider;
-import io.steelyard.examples.GreeterClient;
 import io.steelyard.registry.DecodedValue;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.KeyLayout;
@@ -60,18 +57,11 @@ class MalformedValuesIT {
   }
 
   @Test
-  @SuppressWarnings("deprecation") // nameResolverFactory: see Fleet.channelBuilder
   void malformedValuesAreSkippedCountedOnceAndNeverCalled() throws Exception {
     FleetServer real = FleetServer.start(etcd.endpoints(), SERVICE, 1, Fleet.TTL);
     closeables.add(real::shutdownNow);
     EtcdConnection connection = EtcdConnection.of(etcd.endpoints());
-    ManagedChannel channel = ManagedChannelBuilder.forTarget("etcd:///" + SERVICE)
-        .nameResolverFactory(EtcdNameResolverProvider.builder().connection(connection).build())
-        .usePlaintext()
-        .disableServiceConfigLookUp()
-        .defaultServiceConfig(GreeterClient.serviceConfig("weighted_random", false, true))
-        .disableRetry()
-        .build();
+    ManagedChannel channel = Fleet.channel(connection, SERVICE);
     closeables.add(() -> channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
     ViewRecorder view = new ViewRecorder("client", connection, SERVICE);
     closeables.add(view);

@@ -4,10 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.grpc.ManagedChannel;
-import io.grpc.ManagedChannelBuilder;
 import io.grpc.Status;
-import io.steelyard.discovery.EtcdNameResolverProvider;
-import io.steelyard.examples.GreeterClient;
 import io.steelyard.it.ChildGreeter;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.testkit.EtcdCluster;
@@ -51,7 +48,6 @@ class ServerCrashIT {
   }
 
   @Test
-  @SuppressWarnings("deprecation") // nameResolverFactory: see Fleet.channelBuilder
   void crashedServerLeavesEveryClientWithinTtlPlusOneSecondAndOnlyItsCallsFail() throws Exception {
     FleetServer a = FleetServer.start(etcd.endpoints(), SERVICE, 1, TTL);
     closeables.add(a::shutdownNow);
@@ -69,13 +65,7 @@ class ServerCrashIT {
       List<String> endpoints = new ArrayList<>(List.of(etcd.endpoints().split(",")));
       java.util.Collections.rotate(endpoints, i);
       EtcdConnection connection = EtcdConnection.of(String.join(",", endpoints));
-      ManagedChannel channel = ManagedChannelBuilder.forTarget("etcd:///" + SERVICE)
-          .nameResolverFactory(EtcdNameResolverProvider.builder().connection(connection).build())
-          .usePlaintext()
-          .disableServiceConfigLookUp()
-          .defaultServiceConfig(GreeterClient.serviceConfig("weighted_random", false, true))
-          .disableRetry()
-          .build();
+      ManagedChannel channel = Fleet.channel(connection, SERVICE);
       closeables.add(() -> channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
       ViewRecorder view = new ViewRecorder("client" + i, connection, SERVICE);
       closeables.add(view);

@@ -120,6 +120,38 @@ final class ViewRecorder implements AutoCloseable {
     return -1;
   }
 
+  /**
+   * When the view was fresh (not stale) at or after {@code sinceNanos}: {@code sinceNanos} if the
+   * view in force then was, else the first fresh one after; -1 if not yet.
+   */
+  long firstFreshAtOrAfter(long sinceNanos) {
+    Seen inForce = null;
+    for (Seen s : history) {
+      if (s.nanos() < sinceNanos) {
+        inForce = s;
+        continue;
+      }
+      if (inForce != null && !inForce.snapshot().isStale()) {
+        return sinceNanos;
+      }
+      inForce = null;
+      if (!s.snapshot().isStale()) {
+        return s.nanos();
+      }
+    }
+    return inForce != null && !inForce.snapshot().isStale() ? sinceNanos : -1;
+  }
+
+  /** When {@code address} was in the view again after {@code sinceNanos}; -1 if not yet. */
+  long firstWithAfter(long sinceNanos, String address) {
+    for (Seen s : history) {
+      if (s.nanos() > sinceNanos && s.weights().containsKey(address)) {
+        return s.nanos();
+      }
+    }
+    return -1;
+  }
+
   /** Total time the view was marked stale after {@code sinceNanos} (up to now if still stale). */
   Duration staleSince(long sinceNanos) {
     long total = 0;
