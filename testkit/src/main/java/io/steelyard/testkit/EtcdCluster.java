@@ -274,6 +274,26 @@ public final class EtcdCluster implements BeforeAllCallback, AfterAllCallback, A
   }
 
   /**
+   * Undoes every member fault: resumes frozen members, heals partitions, starts members that were
+   * stopped or killed, and waits until the cluster is healthy. For the {@code @AfterEach} of
+   * tests that share one cluster between fault cases.
+   *
+   * @throws IllegalStateException if the cluster is not healthy within {@code timeout}
+   */
+  public void undoFaults(Duration timeout) {
+    for (EtcdMember m : members()) {
+      if (m.isFrozen()) {
+        m.resume();
+      }
+      if (m.partitioned().isPresent()) {
+        m.heal();
+      }
+      m.start();
+    }
+    awaitHealthy(timeout);
+  }
+
+  /**
    * Writes filler values (outside any registry prefix) until etcd refuses one with "database space
    * exceeded" and raises its NOSPACE alarm, after which the cluster accepts only reads, deletes,
    * compaction, defragmentation and alarm changes. Build the cluster with a small {@link

@@ -30,12 +30,7 @@ class MemberFaultsTest {
 
   @AfterEach
   void everyMemberBack() {
-    for (EtcdMember m : etcd.members()) {
-      m.resume();
-      m.heal();
-      m.start();
-    }
-    etcd.awaitHealthy(Duration.ofSeconds(30));
+    etcd.undoFaults(Duration.ofSeconds(30));
   }
 
   @Test

@@ -43,12 +43,7 @@ class FreezeAndPartitionIT {
 
   @AfterEach
   void everyMemberBack() {
-    for (EtcdMember m : etcd.members()) {
-      m.resume();
-      m.heal();
-      m.start();
-    }
-    etcd.awaitHealthy(Duration.ofSeconds(30));
+    etcd.undoFaults(Duration.ofSeconds(30));
   }
 
   /** Client 0 and agent 0 are on the leader, the others on the followers. */

@@ -14,9 +14,7 @@ import io.steelyard.registry.ValueCodec;
 import io.steelyard.testkit.EtcdCluster;
 import java.io.ByteArrayOutputStream;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
@@ -47,27 +45,25 @@ class MalformedValuesIT {
   @RegisterExtension
   static final EtcdCluster etcd = EtcdCluster.builder().backend(EtcdCluster.Backend.BINARY).build();
 
-  private final List<AutoCloseable> closeables = new ArrayList<>();
+  private final Closer closer = new Closer();
 
   @AfterEach
   void closeAll() throws Exception {
-    for (int i = closeables.size() - 1; i >= 0; i--) {
-      closeables.get(i).close();
-    }
+    closer.close();
   }
 
   @Test
   void malformedValuesAreSkippedCountedOnceAndNeverCalled() throws Exception {
     FleetServer real = FleetServer.start(etcd.endpoints(), SERVICE, 1, Fleet.TTL);
-    closeables.add(real::shutdownNow);
+    closer.add(real::shutdownNow);
     EtcdConnection connection = EtcdConnection.of(etcd.endpoints());
     ManagedChannel channel = Fleet.channel(connection, SERVICE);
-    closeables.add(() -> channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
+    closer.add(() -> channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
     ViewRecorder view = new ViewRecorder("client", connection, SERVICE);
-    closeables.add(view);
+    closer.add(view);
     Fleet.warmUp(channel, 1);
     PacedLoad load = PacedLoad.start("client", channel, Duration.ofMillis(10), Duration.ofSeconds(5));
-    closeables.add(load);
+    closer.add(load);
     long malformedBefore = view.malformed();
 
     Random random = new Random(SEED);
@@ -94,7 +90,7 @@ class MalformedValuesIT {
     real.setWeight(7);
     await().atMost(Duration.ofSeconds(10)).until(() -> Integer.valueOf(7).equals(view.weights().get(real.address())));
     FleetServer second = FleetServer.start(etcd.endpoints(), SERVICE, 1, Fleet.TTL);
-    closeables.add(second::shutdownNow);
+    closer.add(second::shutdownNow);
     await().atMost(Duration.ofSeconds(15)).until(() -> load.callsTo(second.address()) >= 10);
 
     load.close();

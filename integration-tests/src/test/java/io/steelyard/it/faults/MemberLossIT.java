@@ -31,8 +31,7 @@ class MemberLossIT {
 
   @AfterEach
   void everyMemberBack() {
-    etcd.members().forEach(EtcdMember::start);
-    etcd.awaitHealthy(Duration.ofSeconds(30));
+    etcd.undoFaults(Duration.ofSeconds(30));
   }
 
   @Test

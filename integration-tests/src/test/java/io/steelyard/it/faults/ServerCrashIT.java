@@ -38,24 +38,22 @@ class ServerCrashIT {
   @RegisterExtension
   static final EtcdCluster etcd = EtcdCluster.builder().members(3).backend(EtcdCluster.Backend.BINARY).build();
 
-  private final List<AutoCloseable> closeables = new ArrayList<>();
+  private final Closer closer = new Closer();
 
   @AfterEach
   void closeAll() throws Exception {
-    for (int i = closeables.size() - 1; i >= 0; i--) {
-      closeables.get(i).close();
-    }
+    closer.close();
   }
 
   @Test
   void crashedServerLeavesEveryClientWithinTtlPlusOneSecondAndOnlyItsCallsFail() throws Exception {
     FleetServer a = FleetServer.start(etcd.endpoints(), SERVICE, 1, TTL);
-    closeables.add(a::shutdownNow);
+    closer.add(a::shutdownNow);
     FleetServer b = FleetServer.start(etcd.endpoints(), SERVICE, 2, TTL);
-    closeables.add(b::shutdownNow);
+    closer.add(b::shutdownNow);
     ChildGreeter child = ChildGreeter.start(
         "--endpoints", etcd.endpoints(), "--service", SERVICE, "--weight", "5", "--ttl", TTL.toSeconds() + "s");
-    closeables.add(child);
+    closer.add(child);
     String doomed = child.address();
 
     List<ViewRecorder> views = new ArrayList<>();
@@ -66,14 +64,14 @@ class ServerCrashIT {
       java.util.Collections.rotate(endpoints, i);
       EtcdConnection connection = EtcdConnection.of(String.join(",", endpoints));
       ManagedChannel channel = Fleet.channel(connection, SERVICE);
-      closeables.add(() -> channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
+      closer.add(() -> channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
       ViewRecorder view = new ViewRecorder("client" + i, connection, SERVICE);
-      closeables.add(view);
+      closer.add(view);
       views.add(view);
       await().atMost(Duration.ofSeconds(30)).until(() -> view.weights().size() == 3);
       Fleet.warmUp(channel, 3);
       PacedLoad load = PacedLoad.start("client" + i, channel, Duration.ofMillis(20), Duration.ofSeconds(5));
-      closeables.add(load);
+      closer.add(load);
       loads.add(load);
     }
     await().atMost(Duration.ofSeconds(30)).until(() -> loads.stream().allMatch(l -> l.callsTo(doomed) >= 20));
