@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -48,6 +49,7 @@ final class BinaryClusterBackend implements ClusterBackend {
 
   private final Path binary;
   private final List<String> extraArgs;
+  private final ClusterTls tls; // null: plain client port
   private final String token = "steelyard-" + UUID.randomUUID();
   private final Path root;
   private final List<BinaryMember> members = new ArrayList<>();
@@ -56,8 +58,13 @@ final class BinaryClusterBackend implements ClusterBackend {
   private volatile boolean closed;
 
   BinaryClusterBackend(int size, Path binary, List<String> extraArgs) {
+    this(size, binary, extraArgs, null);
+  }
+
+  BinaryClusterBackend(int size, Path binary, List<String> extraArgs, ClusterTls tls) {
     this.binary = binary;
     this.extraArgs = List.copyOf(extraArgs);
+    this.tls = tls;
     try {
       this.root = Files.createTempDirectory("steelyard-etcd-");
     } catch (IOException e) {
@@ -120,6 +127,15 @@ final class BinaryClusterBackend implements ClusterBackend {
     }
   }
 
+  boolean tls() {
+    return tls != null;
+  }
+
+  @Override
+  public URI probeEndpoint(EtcdMember member) {
+    return ((BinaryMember) member).probeEndpoint();
+  }
+
   boolean isClosed() {
     return closed;
   }
@@ -133,7 +149,7 @@ final class BinaryClusterBackend implements ClusterBackend {
         members.forEach(BinaryMember::launch);
         // Every member must be launched before any can become healthy: they need a quorum.
         for (BinaryMember member : members) {
-          member.awaitReady(() -> EtcdHttp.isHealthy(member.clientEndpoint()));
+          member.awaitReady(() -> EtcdHttp.isHealthy(member.probeEndpoint()));
         }
         return;
       } catch (RuntimeException e) {
@@ -161,6 +177,7 @@ final class BinaryClusterBackend implements ClusterBackend {
 
   List<String> etcdCommand(BinaryMember member) {
     String client = member.clientEndpoint().toString();
+    String listenClient = tls == null ? client : client + "," + member.probeEndpoint();
     String peer = member.peerUrl().toString();
     String initialCluster =
         members.stream().map(m -> m.name() + "=" + m.peerUrl()).collect(Collectors.joining(","));
@@ -171,7 +188,7 @@ final class BinaryClusterBackend implements ClusterBackend {
         List.of(
             "--name", member.name(),
             "--data-dir", member.dataDir().toString(),
-            "--listen-client-urls", client,
+            "--listen-client-urls", listenClient,
             "--advertise-client-urls", client,
             "--listen-peer-urls", peer,
             "--initial-advertise-peer-urls", peer,
@@ -179,6 +196,18 @@ final class BinaryClusterBackend implements ClusterBackend {
             "--initial-cluster-state", "new",
             "--initial-cluster-token", token));
     command.addAll(TUNING);
+    if (tls != null) {
+      command.addAll(
+          List.of(
+              "--cert-file", tls.certificates().serverCert().toString(),
+              "--key-file", tls.certificates().serverKey().toString()));
+      if (tls.clientCertAuth()) {
+        command.addAll(
+            List.of(
+                "--client-cert-auth",
+                "--trusted-ca-file", tls.certificates().caCert().toString()));
+      }
+    }
     if (supportsNoFsync(binary)) {
       command.add("--unsafe-no-fsync"); // etcd 3.5+: tests never need durability across power loss
     }
@@ -209,7 +238,8 @@ final class BinaryClusterBackend implements ClusterBackend {
     try {
       InetAddress loopback = InetAddress.getLoopbackAddress();
       List<Integer> ports = new ArrayList<>();
-      while (ports.size() < members.size() * 2) {
+      int perMember = tls == null ? 2 : 3;
+      while (ports.size() < members.size() * perMember) {
         if (!presetPorts.isEmpty()) {
           ports.add(presetPorts.poll());
           continue;
@@ -220,7 +250,9 @@ final class BinaryClusterBackend implements ClusterBackend {
         ports.add(socket.getLocalPort());
       }
       for (int i = 0; i < members.size(); i++) {
-        members.get(i).assignPorts(ports.get(2 * i), ports.get(2 * i + 1));
+        int first = perMember * i;
+        members.get(i).assignPorts(
+            ports.get(first), ports.get(first + 1), tls == null ? 0 : ports.get(first + 2));
       }
     } catch (IOException e) {
       throw new UncheckedIOException("cannot find free loopback ports for etcd", e);

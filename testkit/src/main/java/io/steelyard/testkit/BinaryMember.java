@@ -57,6 +57,7 @@ final class BinaryMember implements EtcdMember {
   private final BinaryClusterBackend cluster;
   private volatile int clientPort;
   private volatile int peerPort;
+  private volatile int probePort; // 0 unless the client port speaks TLS
   // Written under this; volatile so isRunning() needs no lock (members check each other's state).
   private volatile Process watchdog;
   private volatile long etcdPid;
@@ -75,16 +76,26 @@ final class BinaryMember implements EtcdMember {
 
   @Override
   public URI clientEndpoint() {
-    return URI.create("http://127.0.0.1:" + clientPort);
+    return URI.create((cluster.tls() ? "https" : "http") + "://127.0.0.1:" + clientPort);
+  }
+
+  /**
+   * Where the testkit probes health and leadership and sets up auth: the client URL, or with
+   * TLS a second, plain client listener on loopback (never advertised), so probes need no
+   * certificates.
+   */
+  URI probeEndpoint() {
+    return probePort == 0 ? clientEndpoint() : URI.create("http://127.0.0.1:" + probePort);
   }
 
   URI peerUrl() {
     return URI.create("http://127.0.0.1:" + peerPort);
   }
 
-  void assignPorts(int client, int peer) {
+  void assignPorts(int client, int peer, int probe) {
     this.clientPort = client;
     this.peerPort = peer;
+    this.probePort = probe;
   }
 
   Path dir() {
@@ -153,8 +164,8 @@ final class BinaryMember implements EtcdMember {
     // Decided before launch, which would make this member count itself among the running ones.
     BooleanSupplier ready =
         cluster.quorumRunning()
-            ? () -> EtcdHttp.isHealthy(clientEndpoint())
-            : () -> EtcdHttp.listening(clientEndpoint());
+            ? () -> EtcdHttp.isHealthy(probeEndpoint())
+            : () -> EtcdHttp.listening(probeEndpoint());
     launch();
     try {
       awaitReady(ready);

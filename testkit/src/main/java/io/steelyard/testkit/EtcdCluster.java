@@ -79,6 +79,8 @@ public final class EtcdCluster implements BeforeAllCallback, AfterAllCallback, A
   private final Backend requestedBackend;
   private final Path etcdBinary;
   private final List<String> extraArgs;
+  private final ClusterTls tls;
+  private final String rootPassword;
 
   private ClusterBackend backend; // guarded by this
   private boolean closed; // guarded by this
@@ -89,7 +91,12 @@ public final class EtcdCluster implements BeforeAllCallback, AfterAllCallback, A
     this.requestedBackend = builder.backend;
     this.etcdBinary = builder.etcdBinary;
     this.extraArgs = builder.extraArgs;
+    this.tls = builder.tls;
+    this.rootPassword = builder.rootPassword;
   }
+
+  /** The user {@link Builder#rootPassword} creates: {@value}. */
+  public static final String ROOT_USER = "root";
 
   /** A builder with defaults: one member, {@link Backend#AUTO}. */
   public static Builder builder() {
@@ -102,8 +109,50 @@ public final class EtcdCluster implements BeforeAllCallback, AfterAllCallback, A
     private Backend backend = Backend.AUTO;
     private Path etcdBinary;
     private List<String> extraArgs = List.of();
+    private ClusterTls tls;
+    private String rootPassword;
 
     private Builder() {}
+
+    /**
+     * Serve clients over TLS with {@code certs}' server certificate ({@code https://} endpoints);
+     * clients need no certificate of their own. Binary backend only.
+     */
+    public Builder tls(TestCertificates certs) {
+      checkTlsUnset();
+      this.tls = new ClusterTls(Objects.requireNonNull(certs, "certs"), false);
+      return this;
+    }
+
+    /**
+     * Serve clients over mutual TLS: as {@link #tls} and every client must present a certificate
+     * signed by {@code certs}' CA ({@code --client-cert-auth}). Binary backend only.
+     */
+    public Builder mutualTls(TestCertificates certs) {
+      checkTlsUnset();
+      this.tls = new ClusterTls(Objects.requireNonNull(certs, "certs"), true);
+      return this;
+    }
+
+    private void checkTlsUnset() {
+      if (tls != null) {
+        throw new IllegalStateException("tls already set");
+      }
+    }
+
+    /**
+     * Once started, create the user {@value EtcdCluster#ROOT_USER} with this password and the
+     * {@code root} role, and enable auth: from then on every client must log in. Short token
+     * lifetimes for expiry tests go through {@link #extraArgs}, e.g. {@code "--auth-token-ttl",
+     * "2"} (simple tokens, etcd's default).
+     */
+    public Builder rootPassword(String password) {
+      if (rootPassword != null) {
+        throw new IllegalStateException("rootPassword already set");
+      }
+      this.rootPassword = Objects.requireNonNull(password, "password");
+      return this;
+    }
 
     /** Number of members; 1 or 3 are the useful ones, 1 to 5 are accepted. Default 1. */
     public Builder members(int n) {
@@ -182,6 +231,9 @@ public final class EtcdCluster implements BeforeAllCallback, AfterAllCallback, A
     try {
       created.start();
       awaitHealthy(START_TIMEOUT);
+      if (rootPassword != null) {
+        EtcdHttp.enableAuth(created.probeEndpoint(created.members().get(0)), ROOT_USER, rootPassword);
+      }
     } catch (RuntimeException e) {
       backend = null;
       OPEN.remove(this);
@@ -194,12 +246,15 @@ public final class EtcdCluster implements BeforeAllCallback, AfterAllCallback, A
   private ClusterBackend createBackend() {
     switch (requestedBackend) {
       case BINARY:
-        return new BinaryClusterBackend(size, BinaryClusterBackend.resolveBinary(etcdBinary), extraArgs);
+        return new BinaryClusterBackend(size, BinaryClusterBackend.resolveBinary(etcdBinary), extraArgs, tls);
       case DOCKER:
+        if (tls != null) {
+          throw new IllegalStateException("TLS clusters need the binary backend");
+        }
         return new DockerClusterBackend(size, extraArgs);
       case AUTO:
       default:
-        if (dockerAvailable()) {
+        if (tls == null && dockerAvailable()) {
           return new DockerClusterBackend(size, extraArgs);
         }
         if (etcdBinary == null && System.getenv("ETCD_BINARY") == null && BinaryClusterBackend.findOnPath() == null) {
@@ -207,7 +262,7 @@ public final class EtcdCluster implements BeforeAllCallback, AfterAllCallback, A
               "no etcd available: Docker is not running and there is no etcd binary. "
                   + BinaryClusterBackend.INSTALL_HINT);
         }
-        return new BinaryClusterBackend(size, BinaryClusterBackend.resolveBinary(etcdBinary), extraArgs);
+        return new BinaryClusterBackend(size, BinaryClusterBackend.resolveBinary(etcdBinary), extraArgs, tls);
     }
   }
 
@@ -234,6 +289,13 @@ public final class EtcdCluster implements BeforeAllCallback, AfterAllCallback, A
     }
   }
 
+  private synchronized URI probe(EtcdMember member) {
+    if (backend == null) {
+      throw new IllegalStateException(closed ? "etcd cluster already closed" : "etcd cluster not started");
+    }
+    return backend.probeEndpoint(member);
+  }
+
   /** The number of members. */
   public int size() {
     return size;
@@ -257,7 +319,7 @@ public final class EtcdCluster implements BeforeAllCallback, AfterAllCallback, A
   }
 
   /**
-   * Each member's client URL, e.g. {@code http://127.0.0.1:40001}, in index order. Stable across
+   * Each member's client URL, e.g. {@code http://127.0.0.1:40001} ({@code https://} with TLS), in index order. Stable across
    * member restarts with the binary backend; re-read it after a restart with Docker.
    */
   public List<URI> clientEndpoints() {
@@ -304,7 +366,7 @@ public final class EtcdCluster implements BeforeAllCallback, AfterAllCallback, A
     EtcdHttp.await(
         "etcd cluster " + all,
         () ->
-            all.stream().filter(EtcdMember::isRunning).allMatch(m -> EtcdHttp.isHealthy(m.clientEndpoint()))
+            all.stream().filter(EtcdMember::isRunning).allMatch(m -> EtcdHttp.isHealthy(probe(m)))
                 && findLeader().isPresent(),
         () -> true,
         timeout,
@@ -317,7 +379,7 @@ public final class EtcdCluster implements BeforeAllCallback, AfterAllCallback, A
     for (int i = 0; i < all.size(); i++) {
       EtcdMember member = all.get(i);
       if (member.isRunning()
-          && EtcdHttp.status(member.clientEndpoint()).map(EtcdHttp.Status::isLeader).orElse(false)) {
+          && EtcdHttp.status(probe(member)).map(EtcdHttp.Status::isLeader).orElse(false)) {
         return Optional.of(i);
       }
     }
@@ -332,8 +394,8 @@ public final class EtcdCluster implements BeforeAllCallback, AfterAllCallback, A
         state = "stopped";
       } else {
         state =
-            (EtcdHttp.isHealthy(member.clientEndpoint()) ? "healthy" : "unhealthy")
-                + EtcdHttp.status(member.clientEndpoint())
+            (EtcdHttp.isHealthy(probe(member)) ? "healthy" : "unhealthy")
+                + EtcdHttp.status(probe(member))
                     .map(s -> s.isLeader() ? ", leader" : ", leader=" + s.leaderId())
                     .orElse(", no status");
       }

@@ -84,6 +84,54 @@ final class EtcdHttp {
   }
 
   /**
+   * Creates {@code user} with {@code password} and the {@code root} role, then enables auth,
+   * through etcd's JSON gateway (so the testkit needs no etcd client).
+   *
+   * @throws IllegalStateException naming the step etcd refused
+   */
+  static void enableAuth(URI endpoint, String user, String password) {
+    post(endpoint, "/v3/auth/user/add", "{\"name\":" + json(user) + ",\"password\":" + json(password) + "}");
+    post(endpoint, "/v3/auth/role/add", "{\"name\":\"root\"}");
+    post(endpoint, "/v3/auth/user/grant", "{\"user\":" + json(user) + ",\"role\":\"root\"}");
+    post(endpoint, "/v3/auth/enable", "{}");
+  }
+
+  private static void post(URI endpoint, String path, String body) {
+    HttpRequest request =
+        HttpRequest.newBuilder(endpoint.resolve(path))
+            .timeout(REQUEST_TIMEOUT)
+            .header("Content-Type", "application/json")
+            .POST(HttpRequest.BodyPublishers.ofString(body))
+            .build();
+    try {
+      HttpResponse<String> response = CLIENT.send(request, HttpResponse.BodyHandlers.ofString());
+      if (response.statusCode() != 200) {
+        throw new IllegalStateException(
+            "etcd refused " + path + ": HTTP " + response.statusCode() + " " + response.body());
+      }
+    } catch (IOException e) {
+      throw new IllegalStateException("etcd at " + endpoint + " did not answer " + path, e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while calling " + path, e);
+    }
+  }
+
+  private static String json(String s) {
+    StringBuilder sb = new StringBuilder("\"");
+    for (char c : s.toCharArray()) {
+      if (c == '"' || c == '\\') {
+        sb.append('\\').append(c);
+      } else if (c < 0x20) {
+        sb.append(String.format("\\u%04x", (int) c));
+      } else {
+        sb.append(c);
+      }
+    }
+    return sb.append('"').toString();
+  }
+
+  /**
    * Polls until {@code ready} holds; fails fast with {@code diagnostics} when {@code alive} turns
    * false or the timeout passes.
    */
