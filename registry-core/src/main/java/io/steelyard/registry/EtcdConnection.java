@@ -46,6 +46,15 @@ public final class EtcdConnection {
   /** Default connect timeout, in milliseconds: {@value}. */
   public static final long DEFAULT_CONNECT_TIMEOUT_MILLIS = 5_000;
 
+  /**
+   * Interval of HTTP/2 keepalive pings on a connection with calls in flight: at least etcd's
+   * {@code --grpc-keepalive-min-time} (default 5 s), or etcd answers with GOAWAY.
+   */
+  static final Duration KEEPALIVE_TIME = Duration.ofSeconds(10);
+
+  /** How long a keepalive ping may go unanswered before the connection is declared dead. */
+  static final Duration KEEPALIVE_TIMEOUT = Duration.ofSeconds(5);
+
   private final ImmutableList<URI> endpoints;
   @Nullable private final String user;
   @Nullable private final String password;
@@ -151,8 +160,17 @@ public final class EtcdConnection {
             .endpoints(endpoints.toArray(URI[]::new))
             .connectTimeout(connectTimeout)
             // Detect a dead member behind a silent network within seconds, not minutes.
-            .keepaliveTime(Duration.ofSeconds(10))
-            .keepaliveTimeout(Duration.ofSeconds(5));
+            .keepaliveTime(KEEPALIVE_TIME)
+            .keepaliveTimeout(KEEPALIVE_TIMEOUT)
+            // Ping only connections that carry a call. jetcd's default (true) pings every
+            // connection, and etcd (grpc-go, PermitWithoutStream=false) counts each ping on a
+            // connection without a stream as a strike and answers the third with GOAWAY
+            // ENHANCE_YOUR_CALM "too_many_pings". jetcd balances round_robin over every member,
+            // so on a 3-member cluster the members that carry no watch or keepalive stream got
+            // that GOAWAY about 40 s after going idle (EtcdConnectionKeepaliveIT). With calls in
+            // flight etcd only asks for 5 s between pings (--grpc-keepalive-min-time), which
+            // KEEPALIVE_TIME respects.
+            .keepaliveWithoutCalls(false);
     if (user != null) {
       b.user(ByteSequence.from(user, StandardCharsets.UTF_8));
       b.password(ByteSequence.from(requireNonNull(password), StandardCharsets.UTF_8));
