@@ -374,6 +374,7 @@ final class GreeterClientMain implements Callable<Integer> {
   }
 
   public static void main(String[] args) {
+    Logging.routeJulToSlf4j();
     CommandLine cli = new CommandLine(new GreeterClientMain());
     cli.setParameterExceptionHandler(
         (ex, a) -> {

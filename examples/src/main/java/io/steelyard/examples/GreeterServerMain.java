@@ -98,6 +98,7 @@ final class GreeterServerMain implements Callable<Integer> {
   }
 
   public static void main(String[] args) {
+    Logging.routeJulToSlf4j();
     CommandLine cli = new CommandLine(new GreeterServerMain());
     cli.setParameterExceptionHandler(
         (ex, a) -> {

@@ -178,7 +178,7 @@ public final class SteelyardCli implements Callable<Integer> {
    * CLI's own logback configuration (WARN, to stderr) is used unless the caller chose one. The file
    * has a name of its own so it never configures an application that embeds this module.
    */
-  private static void configureLogging(String[] args) {
+  static void configureLogging(String[] args) {
     if (System.getProperty("logback.configurationFile") == null) {
       System.setProperty("logback.configurationFile", "io/steelyard/agent/cli/logback-cli.xml");
     }
@@ -187,6 +187,10 @@ public final class SteelyardCli implements Callable<Integer> {
         System.setProperty("steelyard.log.level", "INFO");
       }
     }
+    // grpc (and Vert.x under jetcd) log through java.util.logging, whose console handler would
+    // print two-line records of its own format on stderr: route them through SLF4J instead.
+    org.slf4j.bridge.SLF4JBridgeHandler.removeHandlersForRootLogger();
+    org.slf4j.bridge.SLF4JBridgeHandler.install();
   }
 
   /**
