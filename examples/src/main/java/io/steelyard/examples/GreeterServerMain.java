@@ -1,6 +1,7 @@
 package io.steelyard.examples;
 
 import io.steelyard.registry.EtcdConnection;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
@@ -33,6 +34,21 @@ final class GreeterServerMain implements Callable<Integer> {
       description = "etcd endpoints, comma-separated (default: $STEELYARD_ETCD_ENDPOINTS or "
           + EtcdConnection.DEFAULT_ENDPOINTS + ")")
   String endpoints = EtcdConnection.endpointsFrom(System.getenv());
+
+  @Option(names = "--user", paramLabel = "USER:PASSWORD",
+      description = "etcd user and password, as bin/steelyard's --user")
+  String user;
+
+  @Option(names = "--cacert", paramLabel = "FILE", description = "CA certificate to trust for TLS to etcd")
+  Path caCert;
+
+  @Option(names = "--cert", paramLabel = "FILE",
+      description = "client certificate for mutual TLS to etcd (needs --cacert and --key)")
+  Path cert;
+
+  @Option(names = "--key", paramLabel = "FILE",
+      description = "client private key for mutual TLS to etcd (needs --cacert and --cert)")
+  Path key;
 
   @Option(names = "--service", paramLabel = "NAME", description = "service name (default: ${DEFAULT-VALUE})")
   String service = "greeter";
@@ -69,7 +85,7 @@ final class GreeterServerMain implements Callable<Integer> {
     try {
       b =
           GreeterServer.builder()
-              .endpoints(endpoints)
+              .connection(connection())
               .service(service)
               .host(host)
               .port(port)
@@ -110,5 +126,10 @@ final class GreeterServerMain implements Callable<Integer> {
     if (code != 0) {
       System.exit(code);
     }
+  }
+
+  /** etcd from --endpoints and the security flags, with bin/steelyard's meaning. */
+  EtcdConnection connection() {
+    return EtcdConnection.builder().endpoints(endpoints).securityOptions(user, caCert, cert, key).build();
   }
 }

@@ -287,6 +287,35 @@ public final class EtcdConnection {
       return this;
     }
 
+    /**
+     * The security flags every steelyard binary takes ({@code bin/steelyard}, {@code
+     * greeter-server}, {@code greeter-client}), so they mean the same everywhere; each may be
+     * null. {@code --user USER:PASSWORD} as {@link #userPassword}; {@code --cacert FILE} a CA to
+     * trust; {@code --cert FILE --key FILE} a client certificate for mutual TLS, which needs
+     * {@code --cacert}.
+     *
+     * <pre>{@code
+     * EtcdConnection.builder().endpoints(endpoints).securityOptions(user, cacert, cert, key).build();
+     * }</pre>
+     *
+     * @throws IllegalArgumentException naming the flag at fault (never echoing a password)
+     */
+    public Builder securityOptions(
+        @Nullable String userColonPassword,
+        @Nullable Path caCert,
+        @Nullable Path clientCert,
+        @Nullable Path clientKey) {
+      if (userColonPassword != null) {
+        userPassword(userColonPassword);
+      }
+      if (caCert != null) {
+        tls(caCert, clientCert, clientKey);
+      } else if (clientCert != null || clientKey != null) {
+        throw new IllegalArgumentException("tls: --cert and --key need --cacert");
+      }
+      return this;
+    }
+
     public Builder connectTimeout(Duration timeout) {
       checkState(!connectTimeoutSet, "connectTimeout already set");
       requireNonNull(timeout, "timeout");

@@ -319,16 +319,13 @@ public final class SteelyardCli implements Callable<Integer> {
             throw new IllegalArgumentException("timeout: " + timeout + " (expected: > 0)");
           }
           String eps = endpoints != null ? endpoints : EtcdConnection.endpointsFrom(env);
-          EtcdConnection.Builder b = EtcdConnection.builder().endpoints(eps).connectTimeout(timeout);
-          if (user != null) {
-            b.userPassword(user);
-          }
-          if (caCert != null) {
-            b.tls(caCert, cert, key);
-          } else if (cert != null || key != null) {
-            throw new IllegalArgumentException("tls: --cert and --key need --cacert");
-          }
-          return new ConnectionSettings(b.build(), layout);
+          EtcdConnection connection =
+              EtcdConnection.builder()
+                  .endpoints(eps)
+                  .connectTimeout(timeout)
+                  .securityOptions(user, caCert, cert, key)
+                  .build();
+          return new ConnectionSettings(connection, layout);
         });
   }
 
