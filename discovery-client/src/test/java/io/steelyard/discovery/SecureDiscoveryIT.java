@@ -6,12 +6,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.etcd.jetcd.Client;
-import io.etcd.jetcd.auth.Permission;
 import io.grpc.EquivalentAddressGroup;
 import io.grpc.NameResolver;
 import io.grpc.Status;
 import io.grpc.SynchronizationContext;
 import io.steelyard.registry.EtcdConnection;
+import io.steelyard.testkit.EtcdAuthAdmin;
 import io.steelyard.testkit.EtcdCluster;
 import io.steelyard.testkit.TestCertificates;
 import java.net.URI;
@@ -46,12 +46,9 @@ class SecureDiscoveryIT {
     etcd = EtcdCluster.builder().mutualTls(certs).rootPassword("rootpw").build();
     etcd.start();
     root = connection("root:rootpw").connect();
-    var auth = root.getAuthClient();
-    auth.roleAdd(bytes("steelyard-client")).get(10, TimeUnit.SECONDS);
-    auth.roleGrantPermission(bytes("steelyard-client"), bytes("/services/"), bytes("/services0"), Permission.Type.READ)
-        .get(10, TimeUnit.SECONDS);
-    auth.userAdd(bytes("caller"), bytes("callerpw")).get(10, TimeUnit.SECONDS);
-    auth.userGrantRole(bytes("caller"), bytes("steelyard-client")).get(10, TimeUnit.SECONDS);
+    etcd.authAdmin()
+        .addRole("steelyard-client", EtcdAuthAdmin.Access.READ, "/services/")
+        .addUser("caller", "callerpw", "steelyard-client");
     Etcd.put(root, "/services/greeter/127.0.0.1:7001", "127.0.0.1:7001|3");
   }
 

@@ -296,6 +296,21 @@ public final class EtcdCluster implements BeforeAllCallback, AfterAllCallback, A
     return backend.probeEndpoint(member);
   }
 
+  /**
+   * Adds users and roles; the cluster must have been built with {@link Builder#rootPassword}.
+   *
+   * @throws IllegalStateException if auth was not enabled by the testkit
+   */
+  public EtcdAuthAdmin authAdmin() {
+    if (rootPassword == null) {
+      throw new IllegalStateException("auth not enabled: build the cluster with rootPassword(...)");
+    }
+    EtcdMember running =
+        members().stream().filter(EtcdMember::isRunning).findFirst()
+            .orElseThrow(() -> new IllegalStateException("no etcd member running"));
+    return new EtcdAuthAdmin(probe(running), rootPassword);
+  }
+
   /** The number of members. */
   public int size() {
     return size;

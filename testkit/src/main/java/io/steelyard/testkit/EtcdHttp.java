@@ -90,25 +90,43 @@ final class EtcdHttp {
    * @throws IllegalStateException naming the step etcd refused
    */
   static void enableAuth(URI endpoint, String user, String password) {
-    post(endpoint, "/v3/auth/user/add", "{\"name\":" + json(user) + ",\"password\":" + json(password) + "}");
-    post(endpoint, "/v3/auth/role/add", "{\"name\":\"root\"}");
-    post(endpoint, "/v3/auth/user/grant", "{\"user\":" + json(user) + ",\"role\":\"root\"}");
-    post(endpoint, "/v3/auth/enable", "{}");
+    post(endpoint, "/v3/auth/user/add", "{\"name\":" + json(user) + ",\"password\":" + json(password) + "}", null);
+    post(endpoint, "/v3/auth/role/add", "{\"name\":\"root\"}", null);
+    post(endpoint, "/v3/auth/user/grant", "{\"user\":" + json(user) + ",\"role\":\"root\"}", null);
+    post(endpoint, "/v3/auth/enable", "{}", null);
   }
 
-  private static void post(URI endpoint, String path, String body) {
-    HttpRequest request =
+  private static final Pattern TOKEN = Pattern.compile("\"token\"\\s*:\\s*\"([^\"]+)\"");
+
+  /** A token for {@code user}, for {@link #post}'s {@code token}. */
+  static String authenticate(URI endpoint, String user, String password) {
+    String body =
+        post(endpoint, "/v3/auth/authenticate", "{\"name\":" + json(user) + ",\"password\":" + json(password) + "}", null);
+    Matcher m = TOKEN.matcher(body);
+    if (!m.find()) {
+      throw new IllegalStateException("etcd gave no token for " + user + ": " + body);
+    }
+    return m.group(1);
+  }
+
+  /** POSTs {@code body} (JSON), as {@code token}'s user if not null; returns the response body. */
+  static String post(URI endpoint, String path, String body, String token) {
+    HttpRequest.Builder b =
         HttpRequest.newBuilder(endpoint.resolve(path))
             .timeout(REQUEST_TIMEOUT)
             .header("Content-Type", "application/json")
-            .POST(HttpRequest.BodyPublishers.ofString(body))
-            .build();
+            .POST(HttpRequest.BodyPublishers.ofString(body));
+    if (token != null) {
+      b.header("Authorization", token);
+    }
+    HttpRequest request = b.build();
     try {
       HttpResponse<String> response = CLIENT.send(request, HttpResponse.BodyHandlers.ofString());
       if (response.statusCode() != 200) {
         throw new IllegalStateException(
             "etcd refused " + path + ": HTTP " + response.statusCode() + " " + response.body());
       }
+      return response.body();
     } catch (IOException e) {
       throw new IllegalStateException("etcd at " + endpoint + " did not answer " + path, e);
     } catch (InterruptedException e) {
@@ -117,7 +135,7 @@ final class EtcdHttp {
     }
   }
 
-  private static String json(String s) {
+  static String json(String s) {
     StringBuilder sb = new StringBuilder("\"");
     for (char c : s.toCharArray()) {
       if (c == '"' || c == '\\') {

@@ -33,6 +33,16 @@ class SecureClusterTest {
         assertThat(root.getKVClient().get(bytes("k")).get(10, TimeUnit.SECONDS).getKvs().get(0).getValue().toString(UTF_8))
             .isEqualTo("v");
       }
+      etcd.authAdmin()
+          .addRole("reader", EtcdAuthAdmin.Access.READ, "/r/")
+          .addUser("alice", "alicepw", "reader");
+      try (Client alice = client(etcd, certs, certs.clientCert(), certs.clientKey(), "alice", "alicepw")) {
+        alice.getKVClient().get(bytes("/r/x")).get(10, TimeUnit.SECONDS);
+        assertThatThrownBy(() -> alice.getKVClient().put(bytes("/r/x"), bytes("v")).get(10, TimeUnit.SECONDS))
+            .hasStackTraceContaining("permission denied");
+        assertThatThrownBy(() -> alice.getKVClient().get(bytes("/r0")).get(10, TimeUnit.SECONDS))
+            .hasStackTraceContaining("permission denied");
+      }
       // Health and leadership are still probed once auth is on and after a restart.
       etcd.member(0).restart();
       etcd.awaitHealthy(Duration.ofSeconds(30));
