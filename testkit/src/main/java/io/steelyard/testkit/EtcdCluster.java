@@ -311,6 +311,22 @@ public final class EtcdCluster implements BeforeAllCallback, AfterAllCallback, A
     return new EtcdAuthAdmin(probe(running), rootPassword);
   }
 
+  /**
+   * Whether any member's etcd log contains {@code text}, e.g. {@code "invalid auth token"} to
+   * prove a test really made etcd refuse an expired token. Binary backend only.
+   */
+  public boolean logsContain(String text) {
+    Objects.requireNonNull(text, "text");
+    ClusterBackend b;
+    synchronized (this) {
+      b = backend;
+    }
+    if (!(b instanceof BinaryClusterBackend binary)) {
+      throw new UnsupportedOperationException("member logs are read with the binary backend only");
+    }
+    return binary.members().stream().anyMatch(m -> m.logContains(text));
+  }
+
   /** The number of members. */
   public int size() {
     return size;
