@@ -1,0 +1,64 @@
+package io.steelyard.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.steelyard.testkit.EtcdCluster;
+import io.steelyard.testkit.TestCertificates;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Every binary against etcd with mutual TLS and auth, with the flags of docs/security.md and its
+ * least-privilege user: greeter servers register, greeter-client calls them, the CLI lists,
+ * sets a weight and watches.
+ */
+@Timeout(value = 180, unit = TimeUnit.SECONDS)
+class SecureBinariesIT {
+
+  private static final TestCertificates certs = TestCertificates.generate(tempDir());
+
+  @RegisterExtension
+  static final EtcdCluster etcd = EtcdCluster.builder().mutualTls(certs).rootPassword("rootpw").build();
+
+  @TempDir Path dir;
+
+  private static Path tempDir() {
+    try {
+      return Files.createTempDirectory("steelyard-pki");
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  @Test
+  void serversClientAndCliWorkOverMutualTlsWithTheirRoles() throws Exception {
+    Children.addSteelyardUsers(etcd);
+    try (Children children = new Children(dir, etcd, certs)) {
+      String a = children.server("greeter", 1).address();
+      String b = children.server("greeter", 3).address();
+      Children.Child watch = children.start(Children.CLI, "operator:operatorpw", "watch", "greeter");
+
+      Children.Child list = children.run(Children.CLI, "operator:operatorpw", "list", "greeter");
+      assertThat(list.exitCode()).as(list.describe()).isZero();
+      assertThat(list.out()).contains(a).contains(b);
+
+      Children.Child set = children.run(Children.CLI, "operator:operatorpw", "weight", "set", "greeter", b, "4");
+      assertThat(set.exitCode()).as(set.describe()).isZero();
+      await().atMost(Duration.ofSeconds(20)).until(() -> watch.out().contains("weight " + b + " 3 -> 4"));
+
+      Children.Child client = children.run(Children.CLIENT, "caller:callerpw",
+          "--service", "greeter", "--requests", "400", "--warmup", "10s");
+      assertThat(client.exitCode()).as(client.describe()).isZero();
+      assertThat(client.out()).contains(a).contains(b).contains("400 ok");
+    }
+  }
+}
