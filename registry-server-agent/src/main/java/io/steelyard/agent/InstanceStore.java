@@ -1,6 +1,5 @@
 package io.steelyard.agent;
 
-import static com.google.common.base.Preconditions.checkArgument;
 import static java.util.Objects.requireNonNull;
 
 import io.etcd.jetcd.ByteSequence;
@@ -17,10 +16,12 @@ import io.etcd.jetcd.options.LeaseOption;
 import io.etcd.jetcd.options.PutOption;
 import io.steelyard.registry.DecodedValue;
 import io.steelyard.registry.KeyLayout;
+import io.steelyard.registry.RegistryException;
 import io.steelyard.registry.ServiceInstance;
 import io.steelyard.registry.Validation;
 import io.steelyard.registry.ValueCodec;
 import io.steelyard.registry.ValueFormat;
+import io.steelyard.registry.internal.EtcdCalls;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -30,9 +31,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
 
 /**
  * Reads and rewrites registered instances: the one code path behind the agent's runtime weight
@@ -51,7 +50,8 @@ import java.util.concurrent.TimeoutException;
  * {@code .drained} can never be a service name), which {@code undrain} restores.
  *
  * <p>Blocking: each call waits at most the configured timeout for etcd and then fails with {@link
- * RegistryException.Kind#UNAVAILABLE}. Thread-safe. Does not own the client.
+ * RegistryException.Kind#UNAVAILABLE}; a refusal (permission, authentication, TLS, a limit) fails
+ * at once with its own kind. Thread-safe. Does not own the client.
  *
  * <pre>{@code
  * InstanceStore store = new InstanceStore(client, KeyLayout.defaults(), Duration.ofSeconds(5));
@@ -67,13 +67,12 @@ public final class InstanceStore {
 
   private final Client client;
   private final KeyLayout layout;
-  private final Duration timeout;
+  private final EtcdCalls calls;
 
   public InstanceStore(Client client, KeyLayout layout, Duration timeout) {
     this.client = requireNonNull(client, "client");
     this.layout = requireNonNull(layout, "layout");
-    this.timeout = requireNonNull(timeout, "timeout");
-    checkArgument(!timeout.isNegative() && !timeout.isZero(), "timeout: %s (expected: > 0)", timeout);
+    this.calls = new EtcdCalls(timeout);
   }
 
   public KeyLayout layout() {
@@ -89,7 +88,7 @@ public final class InstanceStore {
     String prefix = layout.servicePrefix(service);
     GetResponse r =
         await(
-            client.getKVClient()
+            () -> client.getKVClient()
                 .get(bytes(prefix), GetOption.builder().isPrefix(true).build()),
             "list " + service);
     Map<String, Integer> notes = drainNotes(service);
@@ -110,7 +109,7 @@ public final class InstanceStore {
     String key = layout.instanceKey(service, address);
     TxnResponse r =
         await(
-            client.getKVClient()
+            () -> client.getKVClient()
                 .txn()
                 .Then(
                     Op.get(bytes(key), GetOption.DEFAULT),
@@ -206,7 +205,7 @@ public final class InstanceStore {
     String key = layout.instanceKey(service, address);
     TxnResponse r =
         await(
-            client.getKVClient()
+            () -> client.getKVClient()
                 .txn()
                 .Then(
                     Op.delete(bytes(key), DeleteOption.DEFAULT),
@@ -219,17 +218,14 @@ public final class InstanceStore {
   private RegisteredInstance rewrite(
       RegisteredInstance current, int weight, int drainedFrom, Op extra) {
     DecodedValue.Accepted value = current.acceptedOrThrow();
-    ValueFormat format = value.format();
-    if (format == ValueFormat.PLAIN && weight != Validation.DEFAULT_WEIGHT) {
-      format = ValueFormat.PIPE;
-    }
+    ValueFormat format = value.format().forWeight(weight);
     ServiceInstance updated =
         new ServiceInstance(current.service(), value.address(), weight, value.metadata());
     byte[] encoded = ValueCodec.encode(updated, format);
     ByteSequence key = bytes(current.key());
     TxnResponse r =
         await(
-            client.getKVClient()
+            () -> client.getKVClient()
                 .txn()
                 .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.modRevision(current.modRevision())))
                 .Then(
@@ -280,7 +276,7 @@ public final class InstanceStore {
     String notePrefix = layout.prefix() + DRAINED_SEGMENT + service + "/";
     GetResponse r =
         await(
-            client.getKVClient()
+            () -> client.getKVClient()
                 .get(bytes(notePrefix), GetOption.builder().isPrefix(true).build()),
             "list drain notes of " + service);
     Map<String, Integer> notes = new HashMap<>();
@@ -314,36 +310,13 @@ public final class InstanceStore {
 
   private long ttlOf(long leaseId) {
     long ttl =
-        await(client.getLeaseClient().timeToLive(leaseId, LeaseOption.DEFAULT), "lease ttl")
+        await(() -> client.getLeaseClient().timeToLive(leaseId, LeaseOption.DEFAULT), "lease ttl")
             .getTTL();
     return ttl > 0 ? ttl : -1;
   }
 
-  private <T> T await(CompletableFuture<T> f, String what) {
-    try {
-      return f.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
-    } catch (TimeoutException e) {
-      f.cancel(true);
-      throw new RegistryException(
-          RegistryException.Kind.UNAVAILABLE,
-          "etcd did not answer within " + timeout.toMillis() + "ms (" + what + ")",
-          e);
-    } catch (ExecutionException e) {
-      Throwable cause = e.getCause() != null ? e.getCause() : e;
-      String msg = String.valueOf(cause.getMessage());
-      if (msg.contains("requested lease not found")) {
-        throw new RegistryException(
-            RegistryException.Kind.NOT_REGISTERED,
-            what + ": the instance's lease has expired",
-            cause);
-      }
-      throw new RegistryException(
-          RegistryException.Kind.UNAVAILABLE, "etcd refused " + what + ": " + msg, cause);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new RegistryException(
-          RegistryException.Kind.UNAVAILABLE, "interrupted while waiting for etcd (" + what + ")", e);
-    }
+  private <T> T await(Supplier<CompletableFuture<T>> call, String what) {
+    return calls.await(what, call);
   }
 
   private static ByteSequence bytes(String s) {

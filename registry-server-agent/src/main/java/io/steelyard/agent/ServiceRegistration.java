@@ -9,8 +9,6 @@ import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.Watch;
-import io.etcd.jetcd.common.exception.ErrorCode;
-import io.etcd.jetcd.common.exception.EtcdException;
 import io.etcd.jetcd.kv.GetResponse;
 import io.etcd.jetcd.kv.PutResponse;
 import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
@@ -24,11 +22,15 @@ import io.grpc.stub.StreamObserver;
 import io.steelyard.registry.DecodedValue;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.KeyLayout;
+import io.steelyard.registry.RegistryException;
 import io.steelyard.registry.ServiceInstance;
 import io.steelyard.registry.Validation;
 import io.steelyard.registry.ValueCodec;
 import io.steelyard.registry.ValueFormat;
 import io.steelyard.registry.internal.Backoff;
+import io.steelyard.registry.internal.EtcdCalls;
+import io.steelyard.registry.internal.EtcdErrors;
+import io.steelyard.registry.internal.RenewableClient;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -46,6 +48,7 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
 import javax.annotation.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -100,16 +103,19 @@ public final class ServiceRegistration implements AutoCloseable {
   public static final long DEFAULT_RETRY_MAX_DELAY_MILLIS = 5_000;
   /** Each retry delay is scaled by a random factor in {@code [1 - jitter, 1 + jitter]}. */
   static final double RETRY_JITTER = 0.2;
-  /** Consecutive failed attempts after which an owned client is replaced; see reconnect(). */
+  /** Consecutive failed attempts after which an owned client is replaced; see RenewableClient. */
   static final int RECONNECT_AFTER_ATTEMPTS = 2;
+  /**
+   * Minimum time between two replacements of an owned client. Short, unlike discovery's: the
+   * key must be back within about a TTL of etcd's return, and a client younger than this has a
+   * gRPC reconnect backoff of at most a few seconds.
+   */
+  static final Duration RENEW_CLIENT_MIN_INTERVAL = Duration.ofSeconds(2);
 
   private static final Logger logger = LoggerFactory.getLogger(ServiceRegistration.class);
 
-  /** Where to connect again, when the registration owns its client; else null. */
-  @Nullable private final EtcdConnection connection;
-  /** Replaced (only on the executor, only when owned) after repeated failures; see reconnect(). */
-  private volatile Client client;
-  private final boolean ownsClient;
+  /** The etcd client; an owned one is replaced after repeated failures (see tryRegister). */
+  private final RenewableClient clients;
   private final KeyLayout layout;
   private final String service;
   private final String address;
@@ -121,7 +127,7 @@ public final class ServiceRegistration implements AutoCloseable {
   private final Duration operationTimeout;
   private final Duration closeTimeout;
   private final Backoff backoff;
-  private volatile InstanceStore store;
+  private final EtcdCalls calls;
   private final ScheduledThreadPoolExecutor executor;
   private final CopyOnWriteArrayList<RegistrationListener> listeners = new CopyOnWriteArrayList<>();
   private final CompletableFuture<Void> firstRegistered = new CompletableFuture<>();
@@ -155,10 +161,8 @@ public final class ServiceRegistration implements AutoCloseable {
   private final List<CompletableFuture<Void>> waiters = new ArrayList<>();
   private boolean warnedForeignLease;
 
-  private ServiceRegistration(Builder b, Client client, @Nullable EtcdConnection connection) {
-    this.client = client;
-    this.connection = connection;
-    this.ownsClient = connection != null;
+  private ServiceRegistration(Builder b, RenewableClient clients) {
+    this.clients = clients;
     this.layout = b.layout;
     this.service = b.service;
     this.address = b.address;
@@ -171,7 +175,7 @@ public final class ServiceRegistration implements AutoCloseable {
     this.operationTimeout = b.operationTimeout;
     this.closeTimeout = b.closeTimeout;
     this.backoff = new Backoff(b.retryInitialDelay, b.retryMaxDelay, RETRY_JITTER, b.random);
-    this.store = new InstanceStore(client, b.layout, b.operationTimeout);
+    this.calls = new EtcdCalls(b.operationTimeout);
     this.listeners.addAll(b.listeners);
     this.executor =
         new ScheduledThreadPoolExecutor(
@@ -313,7 +317,7 @@ public final class ServiceRegistration implements AutoCloseable {
     int old = weight;
     weight = newWeight;
     if (state == RegistrationState.REGISTERED) {
-      store.setWeight(service, address, newWeight);
+      new InstanceStore(client(), layout, operationTimeout).setWeight(service, address, newWeight);
       logger.info(
           "Weight of {} at {} set to {} (was {}), lease {}", service, address, newWeight, old,
           leaseId);
@@ -392,9 +396,7 @@ public final class ServiceRegistration implements AutoCloseable {
               + " within {}s",
           service, address, closeTimeout.toMillis(), ttlSeconds);
       executor.shutdownNow();
-      if (ownsClient) {
-        closeClientQuietly();
-      }
+      clients.close();
     } catch (ExecutionException e) {
       logger.warn("Closing {} at {} failed", service, address, e.getCause());
     } catch (InterruptedException e) {
@@ -411,20 +413,20 @@ public final class ServiceRegistration implements AutoCloseable {
       return;
     }
     long granted = 0;
+    Client attemptClient = client();
     try {
       granted =
           call(
-                  client.getLeaseClient()
+                  () -> client().getLeaseClient()
                       .grant(ttlSeconds, operationTimeout.toMillis(), TimeUnit.MILLISECONDS),
                   "grant a lease")
               .getID();
       pendingLeaseId = granted;
       int w = weight;
+      PutOption withLease = PutOption.builder().withLeaseId(granted).build();
       PutResponse put =
           call(
-              client.getKVClient()
-                  .put(keyBytes, ByteSequence.from(encode(w)),
-                      PutOption.builder().withLeaseId(granted).build()),
+              () -> client().getKVClient().put(keyBytes, ByteSequence.from(encode(w)), withLease),
               "put " + key);
       pendingLeaseId = 0;
       leaseId = granted;
@@ -451,7 +453,11 @@ public final class ServiceRegistration implements AutoCloseable {
         revokeInBackground(granted);
         pendingLeaseId = 0;
       }
-      long delayNanos = backoff.delayNanos(attempt++);
+      // A refusal (permission, credentials, TLS, a limit) is not an outage: neither a quick retry
+      // nor a new client fixes it, so wait the longest delay until an operator has acted.
+      boolean refused = EtcdErrors.classify(e).refused();
+      long delayNanos = refused ? backoff.cappedDelayNanos() : backoff.delayNanos(attempt);
+      attempt++;
       if (attempt == 1 || attempt % 10 == 0) {
         logger.warn(
             "Could not register {} at {} (attempt {}); retrying in {} ms",
@@ -462,41 +468,20 @@ public final class ServiceRegistration implements AutoCloseable {
             service, address, attempt, TimeUnit.NANOSECONDS.toMillis(delayNanos),
             String.valueOf(unwrap(e).getMessage()));
       }
-      if (connection != null && attempt >= RECONNECT_AFTER_ATTEMPTS) {
-        reconnect();
+      if (attempt >= RECONNECT_AFTER_ATTEMPTS && !refused && clients.renew(attemptClient)) {
+        logger.debug("Reconnecting {} at {} to etcd with a new client", service, address);
       }
       retry = executor.schedule(this::tryRegister, delayNanos, TimeUnit.NANOSECONDS);
     }
   }
 
-  /**
-   * Replaces the owned jetcd client with a fresh one. After a long etcd outage the old client's
-   * gRPC channel sits in reconnect backoff (growing to 2 minutes), so etcd can be back for many
-   * seconds before the channel tries again; jetcd does not expose {@code resetConnectBackoff()}.
-   * A new channel connects at once. Only called while no keepalive or watch is open.
-   */
-  private void reconnect() {
-    Client old = client;
-    client = requireNonNull(connection).connect();
-    store = new InstanceStore(client, layout, operationTimeout);
-    logger.debug("Reconnecting {} at {} to etcd with a new client", service, address);
-    try {
-      old.close();
-    } catch (RuntimeException e) {
-      logger.debug("Closing the previous etcd client of {} at {} failed", service, address, e);
-    }
-  }
-
   private byte[] encode(int w) {
-    // PLAIN cannot carry a weight other than the default: write PIPE then, as InstanceStore does.
-    ValueFormat f =
-        format == ValueFormat.PLAIN && w != Validation.DEFAULT_WEIGHT ? ValueFormat.PIPE : format;
-    return ValueCodec.encode(new ServiceInstance(service, address, w, metadata), f);
+    return ValueCodec.encode(new ServiceInstance(service, address, w, metadata), format.forWeight(w));
   }
 
   private void startKeepAlive(long lease, long gen) {
     keepAlive =
-        client.getLeaseClient()
+        client().getLeaseClient()
             .keepAlive(
                 lease,
                 new StreamObserver<LeaseKeepAliveResponse>() {
@@ -539,7 +524,7 @@ public final class ServiceRegistration implements AutoCloseable {
   private void startWatch(long fromRevision, long gen) {
     long seq = ++watchSeq;
     watcher =
-        client.getWatchClient()
+        client().getWatchClient()
             .watch(
                 keyBytes,
                 // requireLeader: a member cut off from its cluster ends the watch (and we read
@@ -606,7 +591,7 @@ public final class ServiceRegistration implements AutoCloseable {
     closeWatcher();
     long nextSeq = watchSeq;
     try {
-      GetResponse r = call(client.getKVClient().get(keyBytes), "get " + key);
+      GetResponse r = call(() -> client().getKVClient().get(keyBytes), "get " + key);
       if (r.getKvs().isEmpty()) {
         onKeyGone(gen);
         return;
@@ -637,7 +622,7 @@ public final class ServiceRegistration implements AutoCloseable {
     long lease = leaseId;
     long ttl;
     try {
-      ttl = call(client.getLeaseClient().timeToLive(lease, LeaseOption.DEFAULT), "lease ttl")
+      ttl = call(() -> client().getLeaseClient().timeToLive(lease, LeaseOption.DEFAULT), "lease ttl")
           .getTTL();
     } catch (Exception e) {
       if (closing.get()) {
@@ -728,9 +713,7 @@ public final class ServiceRegistration implements AutoCloseable {
       firstRegistered.completeExceptionally(cancelled);
       waiters.forEach(w -> w.completeExceptionally(cancelled));
       waiters.clear();
-      if (ownsClient) {
-        closeClientQuietly();
-      }
+      clients.close();
     } finally {
       executor.shutdown();
       closeDone.complete(null);
@@ -748,34 +731,24 @@ public final class ServiceRegistration implements AutoCloseable {
           Long.toHexString(lease), service, address, ttlSeconds);
       return;
     }
-    CompletableFuture<?> f = client.getLeaseClient().revoke(lease);
     try {
-      f.get(leftMillis, TimeUnit.MILLISECONDS);
+      new EtcdCalls(Duration.ofMillis(leftMillis))
+          .await("revoke lease " + Long.toHexString(lease), () -> client().getLeaseClient().revoke(lease));
       logger.info(
           "Deregistered {} at {}: revoked lease {}", service, address, Long.toHexString(lease));
-    } catch (ExecutionException e) {
+    } catch (RegistryException e) {
       if (isLeaseNotFound(e)) {
         logger.debug("Lease {} was already gone", Long.toHexString(lease));
       } else {
         logger.warn(
-            "Could not revoke lease {} of {} at {}; the key expires within {}s",
-            Long.toHexString(lease), service, address, ttlSeconds, unwrap(e));
+            "Could not revoke lease {} of {} at {}; the key expires within {}s: {}",
+            Long.toHexString(lease), service, address, ttlSeconds, e.getMessage());
       }
-    } catch (TimeoutException e) {
-      f.cancel(true);
-      logger.warn(
-          "etcd did not answer the revoke of lease {} of {} at {} within {} ms; the key expires"
-              + " within {}s",
-          Long.toHexString(lease), service, address, leftMillis, ttlSeconds);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
     }
   }
 
   private void revokeInBackground(long lease) {
-    client.getLeaseClient()
-        .revoke(lease)
-        .orTimeout(operationTimeout.toMillis(), TimeUnit.MILLISECONDS)
+    calls.call("revoke lease " + Long.toHexString(lease), () -> client().getLeaseClient().revoke(lease))
         .whenComplete(
             (r, t) -> {
               if (t != null && !isLeaseNotFound(t)) {
@@ -784,12 +757,9 @@ public final class ServiceRegistration implements AutoCloseable {
             });
   }
 
-  private void closeClientQuietly() {
-    try {
-      client.close();
-    } catch (RuntimeException e) {
-      logger.debug("Closing the etcd client of {} at {} failed", service, address, e);
-    }
+  /** The current etcd client; replaced only between registration attempts. */
+  private Client client() {
+    return clients.client();
   }
 
   private void setState(RegistrationState next) {
@@ -835,38 +805,29 @@ public final class ServiceRegistration implements AutoCloseable {
     }
   }
 
-  /** Waits for an etcd call, bounded by the operation timeout; close() can cancel the wait. */
-  private <T> T call(CompletableFuture<T> f, String what) throws Exception {
+  /**
+   * Waits for an etcd call through the shared call layer, bounded by the operation timeout;
+   * close() can cancel the wait.
+   */
+  private <T> T call(Supplier<CompletableFuture<T>> call, String what) throws Exception {
+    CompletableFuture<T> f = calls.call(what, call);
     inFlight = f;
     try {
       if (closing.get()) {
         f.cancel(true);
       }
-      return f.get(operationTimeout.toMillis(), TimeUnit.MILLISECONDS);
-    } catch (TimeoutException e) {
-      f.cancel(true);
-      throw new TimeoutException(
-          "etcd did not answer within " + operationTimeout.toMillis() + " ms (" + what + ")");
+      return f.get();
     } finally {
       inFlight = null;
     }
   }
 
   private static Throwable unwrap(Throwable t) {
-    Throwable c = t;
-    while ((c instanceof ExecutionException || c instanceof java.util.concurrent.CompletionException)
-        && c.getCause() != null) {
-      c = c.getCause();
-    }
-    return c;
+    return EtcdErrors.unwrap(t);
   }
 
   private static boolean isLeaseNotFound(Throwable t) {
-    Throwable c = unwrap(t);
-    if (c instanceof EtcdException e && e.getErrorCode() == ErrorCode.NOT_FOUND) {
-      return true;
-    }
-    return String.valueOf(c.getMessage()).contains("requested lease not found");
+    return EtcdErrors.isLeaseNotFound(t);
   }
 
   @Override
@@ -1016,9 +977,10 @@ public final class ServiceRegistration implements AutoCloseable {
       ValueCodec.encode(new ServiceInstance(service, address, weight, metadata), effectiveFormat());
       layout.instanceKey(service, address);
       if (client != null) {
-        return new ServiceRegistration(this, client, null);
+        return new ServiceRegistration(this, RenewableClient.borrowed(client));
       }
-      return new ServiceRegistration(this, requireNonNull(etcd).connect(), etcd);
+      return new ServiceRegistration(
+          this, RenewableClient.owned(requireNonNull(etcd), RENEW_CLIENT_MIN_INTERVAL));
     }
 
     private static Duration positive(Duration d, String name) {

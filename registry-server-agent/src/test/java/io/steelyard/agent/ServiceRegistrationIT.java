@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.KeyLayout;
+import io.steelyard.registry.RegistryException;
 import io.steelyard.testkit.EtcdCluster;
 import java.time.Duration;
 import java.util.List;

@@ -1,8 +1,12 @@
 package io.steelyard.agent.cli;
 
+import com.google.gson.stream.JsonWriter;
 import io.steelyard.agent.RegisteredInstance;
 import io.steelyard.registry.DecodedValue;
+import java.io.IOException;
 import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -104,39 +108,59 @@ final class ListCommand extends CliCommand {
     }
   }
 
+  /**
+   * One instance per line inside the document, as {@code docs/cli.md} shows, so the output reads
+   * well and still parses; every value is written (and escaped) by Gson's {@link JsonWriter}.
+   */
   private void printJson(PrintWriter out, List<RegisteredInstance> instances) {
     StringBuilder b = new StringBuilder();
-    b.append("{\"service\":").append(JsonText.quote(service)).append(",\"instances\":[");
-    boolean first = true;
-    for (RegisteredInstance i : instances) {
-      b.append(first ? "\n  " : ",\n  ");
-      first = false;
-      b.append("{\"key\":").append(JsonText.quote(i.key()));
-      if (i.value() instanceof DecodedValue.Accepted a) {
-        b.append(",\"address\":").append(JsonText.quote(a.address()));
-        b.append(",\"weight\":").append(a.weight());
-        if (i.drainedFromWeight() >= 0) {
-          b.append(",\"drainedFromWeight\":").append(i.drainedFromWeight());
-        }
-        b.append(",\"leaseId\":").append(i.leaseId());
-        b.append(",\"ttlSeconds\":").append(i.ttlSeconds());
-        b.append(",\"format\":").append(JsonText.quote(a.format().name().toLowerCase(Locale.ROOT)));
-        b.append(",\"metadata\":{");
-        b.append(
-            a.metadata().entrySet().stream()
-                .map(e -> JsonText.quote(e.getKey()) + ":" + JsonText.quote(e.getValue()))
-                .collect(Collectors.joining(",")));
-        b.append("}");
-      } else {
-        b.append(",\"malformed\":true");
-        b.append(",\"reason\":").append(JsonText.quote(((DecodedValue.Rejected) i.value()).reason()));
-        b.append(",\"leaseId\":").append(i.leaseId());
-        b.append(",\"ttlSeconds\":").append(i.ttlSeconds());
-      }
-      b.append("}");
+    b.append("{\"service\":").append(json(w -> w.value(service))).append(",\"instances\":[");
+    for (int i = 0; i < instances.size(); i++) {
+      RegisteredInstance instance = instances.get(i);
+      b.append(i == 0 ? "\n  " : ",\n  ").append(json(w -> writeInstance(w, instance)));
     }
-    b.append(first ? "]}" : "\n]}");
+    b.append(instances.isEmpty() ? "]}" : "\n]}");
     out.println(b);
+  }
+
+  private static void writeInstance(JsonWriter w, RegisteredInstance i) throws IOException {
+    w.beginObject().name("key").value(i.key());
+    if (i.value() instanceof DecodedValue.Accepted a) {
+      w.name("address").value(a.address());
+      w.name("weight").value(a.weight());
+      if (i.drainedFromWeight() >= 0) {
+        w.name("drainedFromWeight").value(i.drainedFromWeight());
+      }
+      w.name("leaseId").value(i.leaseId());
+      w.name("ttlSeconds").value(i.ttlSeconds());
+      w.name("format").value(a.format().name().toLowerCase(Locale.ROOT));
+      w.name("metadata").beginObject();
+      for (Map.Entry<String, String> e : a.metadata().entrySet()) {
+        w.name(e.getKey()).value(e.getValue());
+      }
+      w.endObject();
+    } else {
+      w.name("malformed").value(true);
+      w.name("reason").value(((DecodedValue.Rejected) i.value()).reason());
+      w.name("leaseId").value(i.leaseId());
+      w.name("ttlSeconds").value(i.ttlSeconds());
+    }
+    w.endObject();
+  }
+
+  private interface JsonBody {
+    void write(JsonWriter w) throws IOException;
+  }
+
+  /** Compact JSON text of what {@code body} writes. */
+  private static String json(JsonBody body) {
+    StringWriter text = new StringWriter();
+    try (JsonWriter w = new JsonWriter(text)) {
+      body.write(w);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e); // a StringWriter does not fail
+    }
+    return text.toString();
   }
 
   /** {@code 5}, or {@code 0 (drained from 5)} when drain remembered the weight. */

@@ -1,8 +1,8 @@
 package io.steelyard.agent.cli;
 
 import io.steelyard.agent.RegistrationState;
-import io.steelyard.agent.RegistryException;
 import io.steelyard.agent.ServiceRegistration;
+import io.steelyard.registry.RegistryException;
 import io.steelyard.registry.ValueCodec;
 import io.steelyard.registry.ValueFormat;
 import java.time.Duration;

@@ -4,22 +4,22 @@ import static java.util.Objects.requireNonNull;
 
 import io.etcd.jetcd.Client;
 import io.steelyard.agent.InstanceStore;
-import io.steelyard.agent.RegistryException;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.KeyLayout;
+import io.steelyard.registry.RegistryException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import javax.annotation.Nullable;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.ScopeType;
 import picocli.CommandLine.Spec;
+import picocli.CommandLine;
 
 /**
  * The {@code steelyard} operator CLI: list, weight, drain/undrain, register (sidecar),
@@ -245,14 +245,7 @@ public final class SteelyardCli implements Callable<Integer> {
 
   int handleFailure(Throwable e) {
     if (e instanceof RegistryException re) {
-      String where = "";
-      if (re.kind() == RegistryException.Kind.UNAVAILABLE && settings != null) {
-        // "Unreachable" only when it is: a refused login or permission is not a network problem.
-        where =
-            (unreachable(re) ? "etcd unreachable at " : "etcd at ")
-                + settings.connection().endpointsString() + ": ";
-      }
-      err.println("steelyard: " + where + oneLine(re.getMessage()));
+      err.println("steelyard: " + where(re.kind()) + oneLine(re.getMessage()));
     } else {
       err.println("steelyard: unexpected error: " + oneLine(String.valueOf(e)));
     }
@@ -264,26 +257,19 @@ public final class SteelyardCli implements Callable<Integer> {
     return EXIT_FAILED;
   }
 
-  /** Whether {@code e} says etcd did not answer, as opposed to answering with a refusal. */
-  static boolean unreachable(Throwable e) {
-    for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
-      if (t instanceof java.util.concurrent.TimeoutException) {
-        return true;
-      }
-      if (t instanceof io.grpc.StatusRuntimeException s) {
-        io.grpc.Status.Code code = s.getStatus().getCode();
-        return code == io.grpc.Status.Code.UNAVAILABLE
-            || code == io.grpc.Status.Code.DEADLINE_EXCEEDED;
-      }
-      if (t instanceof io.etcd.jetcd.common.exception.EtcdException ee) {
-        io.etcd.jetcd.common.exception.ErrorCode code = ee.getErrorCode();
-        if (code == io.etcd.jetcd.common.exception.ErrorCode.UNAVAILABLE
-            || code == io.etcd.jetcd.common.exception.ErrorCode.DEADLINE_EXCEEDED) {
-          return true;
-        }
-      }
+  /**
+   * Which etcd a failure is about, when it is about etcd: "unreachable" only when it is, since a
+   * refused login, permission or certificate is not a network problem.
+   */
+  private String where(RegistryException.Kind kind) {
+    if (settings == null) {
+      return "";
     }
-    return false;
+    String endpoints = settings.connection().endpointsString();
+    if (kind == RegistryException.Kind.UNAVAILABLE) {
+      return "etcd unreachable at " + endpoints + ": ";
+    }
+    return kind.refused() ? "etcd at " + endpoints + ": " : "";
   }
 
   static String oneLine(String s) {

@@ -9,16 +9,15 @@ import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.options.WatchOption;
 import io.etcd.jetcd.watch.WatchEvent;
 import io.etcd.jetcd.watch.WatchResponse;
-import io.steelyard.agent.RegistryException;
 import io.steelyard.registry.DecodedValue;
 import io.steelyard.registry.KeyLayout;
+import io.steelyard.registry.RegistryException;
 import io.steelyard.registry.ValueCodec;
+import io.steelyard.registry.internal.EtcdCalls;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import javax.annotation.Nullable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -183,27 +182,10 @@ final class WatchCommand extends CliCommand {
     return listed.getHeader().getRevision() + 1;
   }
   private GetResponse list(Client client, ByteSequence prefix) {
-    long timeoutMillis = cli().timeout().toMillis();
-    var f = client.getKVClient().get(prefix, GetOption.builder().isPrefix(true).build());
-    try {
-      return f.get(timeoutMillis, TimeUnit.MILLISECONDS);
-    } catch (TimeoutException e) {
-      f.cancel(true);
-      throw new RegistryException(
-          RegistryException.Kind.UNAVAILABLE,
-          "etcd did not answer within " + timeoutMillis + "ms (list " + service + ")",
-          e);
-    } catch (java.util.concurrent.ExecutionException e) {
-      Throwable cause = e.getCause() != null ? e.getCause() : e;
-      throw new RegistryException(
-          RegistryException.Kind.UNAVAILABLE,
-          "etcd refused list " + service + ": " + cause.getMessage(),
-          cause);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new RegistryException(
-          RegistryException.Kind.UNAVAILABLE, "interrupted while listing " + service, e);
-    }
+    return new EtcdCalls(cli().timeout())
+        .await(
+            "list " + service,
+            () -> client.getKVClient().get(prefix, GetOption.builder().isPrefix(true).build()));
   }
 
   // jetcd delivers the responses of one watcher in order, on its executor.

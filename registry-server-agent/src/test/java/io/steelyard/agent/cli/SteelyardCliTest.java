@@ -2,7 +2,8 @@ package io.steelyard.agent.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.steelyard.agent.RegistryException;
+import io.steelyard.registry.RegistryException;
+import io.steelyard.registry.internal.EtcdErrors;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.time.Duration;
@@ -191,17 +192,49 @@ class SteelyardCliTest {
 
   @Test
   void onlyAnEtcdThatDidNotAnswerIsCalledUnreachable() {
-    assertThat(SteelyardCli.unreachable(wrap(new java.util.concurrent.TimeoutException()))).isTrue();
-    assertThat(SteelyardCli.unreachable(wrap(io.grpc.Status.UNAVAILABLE.asRuntimeException())))
-        .isTrue();
-    assertThat(SteelyardCli.unreachable(wrap(io.grpc.Status.UNAUTHENTICATED.asRuntimeException())))
-        .isFalse();
-    assertThat(SteelyardCli.unreachable(wrap(io.grpc.Status.PERMISSION_DENIED.asRuntimeException())))
-        .isFalse();
+    String at = "http://127.0.0.1:9";
+
+    assertThat(failureLine(new java.util.concurrent.TimeoutException()))
+        .startsWith("steelyard: etcd unreachable at " + at + ": etcd did not answer list x");
+    assertThat(failureLine(io.grpc.Status.UNAVAILABLE.asRuntimeException()))
+        .startsWith("steelyard: etcd unreachable at " + at + ": ");
+    assertThat(failureLine(io.grpc.Status.UNAUTHENTICATED.asRuntimeException()))
+        .startsWith("steelyard: etcd at " + at + ": etcd refused list x: authentication failed");
+    assertThat(failureLine(io.grpc.Status.PERMISSION_DENIED.asRuntimeException()))
+        .startsWith("steelyard: etcd at " + at + ": etcd refused list x: permission denied");
+    assertThat(failureLine(new javax.net.ssl.SSLHandshakeException("PKIX path building failed")))
+        .startsWith("steelyard: etcd at " + at + ": etcd refused list x: TLS handshake failed");
   }
 
-  private static RegistryException wrap(Throwable cause) {
-    return new RegistryException(RegistryException.Kind.UNAVAILABLE, "etcd refused list x", cause);
+  @Test
+  void aConflictNamesNoEtcdEndpoint() {
+    StringWriter err = new StringWriter();
+    SteelyardCli steelyard = newCli(err);
+    steelyard.noteConnection(
+        new SteelyardCli.ConnectionSettings(
+            io.steelyard.registry.EtcdConnection.of("http://127.0.0.1:9"),
+            io.steelyard.registry.KeyLayout.defaults()));
+
+    steelyard.handleFailure(
+        new RegistryException(RegistryException.Kind.CONFLICT, "key changed since it was read", null));
+
+    assertThat(err.toString()).isEqualTo("steelyard: key changed since it was read\n");
+  }
+
+  /** The stderr line for an etcd call "list x" that failed with {@code cause}. */
+  private static String failureLine(Throwable cause) {
+    StringWriter err = new StringWriter();
+    SteelyardCli steelyard = newCli(err);
+    steelyard.noteConnection(
+        new SteelyardCli.ConnectionSettings(
+            io.steelyard.registry.EtcdConnection.of("http://127.0.0.1:9"),
+            io.steelyard.registry.KeyLayout.defaults()));
+
+    int code = steelyard.handleFailure(EtcdErrors.toRegistryException("list x", cause));
+
+    assertThat(code).isEqualTo(1);
+    assertThat(err.toString().lines()).hasSize(1);
+    return err.toString().strip();
   }
 
   private static SteelyardCli newCli(StringWriter err) {
