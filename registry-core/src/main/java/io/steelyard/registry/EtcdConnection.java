@@ -9,6 +9,7 @@ import com.google.common.collect.ImmutableList;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.ClientBuilder;
+import io.steelyard.registry.internal.SchemeMismatch;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
@@ -54,6 +55,12 @@ public final class EtcdConnection {
 
   /** How long a keepalive ping may go unanswered before the connection is declared dead. */
   static final Duration KEEPALIVE_TIMEOUT = Duration.ofSeconds(5);
+
+  /** First delay of jetcd's own retries (jetcd's default is 500 ms). */
+  static final Duration JETCD_RETRY_DELAY = Duration.ofMillis(100);
+
+  /** Longest delay of jetcd's own retries (jetcd's default is 2.5 s). */
+  static final Duration JETCD_RETRY_MAX_DELAY = Duration.ofSeconds(1);
 
   private final ImmutableList<URI> endpoints;
   @Nullable private final String user;
@@ -170,7 +177,21 @@ public final class EtcdConnection {
             // that GOAWAY about 40 s after going idle (EtcdConnectionKeepaliveIT). With calls in
             // flight etcd only asks for 5 s between pings (--grpc-keepalive-min-time), which
             // KEEPALIVE_TIME respects.
-            .keepaliveWithoutCalls(false);
+            .keepaliveWithoutCalls(false)
+            // Fail a call at once when no member can be connected to, with the reason (refused
+            // connection, failed TLS handshake), instead of waiting for a connection until the
+            // caller's timeout: a certificate etcd rejects then surfaces as such within a
+            // second or two rather than as "etcd did not answer". Calls still wait while a
+            // connection is being set up; every caller retries unavailability with its own
+            // backoff (agent, watcher) or reports it (CLI).
+            .waitForReady(false)
+            // jetcd retries idempotent calls that fail UNAVAILABLE, and any call whose token
+            // expired after logging in again; 100 ms then 200 ms keeps both quick.
+            .retryDelay(JETCD_RETRY_DELAY.toMillis())
+            .retryMaxDelay(JETCD_RETRY_MAX_DELAY.toMillis())
+            // Names an http:// URL aimed at a TLS port and the other way round, which gRPC
+            // reports as a closed connection.
+            .interceptor(new SchemeMismatch(endpoints));
     if (user != null) {
       b.user(ByteSequence.from(user, StandardCharsets.UTF_8));
       b.password(ByteSequence.from(requireNonNull(password), StandardCharsets.UTF_8));
