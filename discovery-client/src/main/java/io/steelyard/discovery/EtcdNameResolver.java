@@ -9,6 +9,7 @@ import io.grpc.Status;
 import io.grpc.StatusOr;
 import io.grpc.SynchronizationContext;
 import io.steelyard.balancer.EndpointWeights;
+import io.steelyard.registry.RegistryException;
 import io.steelyard.registry.ServiceInstance;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -215,9 +216,11 @@ final class EtcdNameResolver extends NameResolver {
     if (shutdown || pushed != null) {
       return; // stale-serving: a channel that has addresses keeps them
     }
-    listener.onError(Status.UNAVAILABLE
-        .withDescription("etcd unreachable and no instance list yet for " + description)
-        .withCause(cause));
+    String why =
+        cause instanceof RegistryException r && r.kind().refused()
+            ? r.getMessage() + "; no instance list yet for " + description
+            : "etcd unreachable and no instance list yet for " + description;
+    listener.onError(Status.UNAVAILABLE.withDescription(why).withCause(cause));
   }
 
   /**

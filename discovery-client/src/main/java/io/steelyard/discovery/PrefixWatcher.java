@@ -12,7 +12,9 @@ import io.etcd.jetcd.options.WatchOption;
 import io.etcd.jetcd.watch.WatchEvent;
 import io.etcd.jetcd.watch.WatchResponse;
 import io.steelyard.registry.KeyLayout;
+import io.steelyard.registry.RegistryException;
 import io.steelyard.registry.internal.Backoff;
+import io.steelyard.registry.internal.EtcdErrors;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
@@ -404,12 +406,34 @@ final class PrefixWatcher {
 
   private void failed(String what, Throwable err, Runnable retryAction) {
     failures++;
+    // etcd answered "no" (permission, credentials, TLS): not an outage. Retry only slowly, in case
+    // an operator fixes the role, never with a new client, and say so instead of "cannot reach".
+    RegistryException classified = EtcdErrors.toRegistryException(what + " service " + service, err);
+    if (classified.kind().refused()) {
+      err = classified;
+    }
     lastError = err;
-    if (failures >= RENEW_CLIENT_AFTER_FAILURES && lastClient != null) {
+    boolean refused = classified.kind().refused();
+    if (!refused && failures >= RENEW_CLIENT_AFTER_FAILURES && lastClient != null) {
       clients.renew(lastClient);
     }
-    long delay = backoff.delayNanos(failures - 1);
-    if (staleSinceMillis == 0) {
+    long delay = refused ? backoff.cappedDelayNanos() : backoff.delayNanos(failures - 1);
+    if (refused && staleSinceMillis == 0) {
+      staleSinceMillis = Math.max(1, scheduler.currentTimeMillis());
+      DiscoveryStats.STALE_WATCHES.incrementAndGet();
+      logger.warn(
+          "etcd at {} refused to {} service {}: {}; {}, retrying every {} ms in case the role or"
+              + " credentials are fixed",
+          endpoints, what, service, classified.getMessage(),
+          listed
+              ? "serving the last known " + (published == null ? 0 : published.instances().size())
+                  + " instances"
+              : "no instances known yet",
+          TimeUnit.NANOSECONDS.toMillis(delay));
+      if (listed) {
+        coalescer.flush();
+      }
+    } else if (staleSinceMillis == 0) {
       staleSinceMillis = Math.max(1, scheduler.currentTimeMillis());
       DiscoveryStats.STALE_WATCHES.incrementAndGet();
       if (listed) {

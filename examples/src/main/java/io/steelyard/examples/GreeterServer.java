@@ -145,7 +145,14 @@ public final class GreeterServer implements AutoCloseable {
       // findable, so wait (bounded) for the key to be in etcd.
       registration.registered().get(config.registerTimeout.toMillis(), TimeUnit.MILLISECONDS);
       return rs;
-    } catch (IOException | ExecutionException | TimeoutException | RuntimeException e) {
+    } catch (ExecutionException e) {
+      registration.close();
+      s.shutdownNow();
+      // etcd refused (permission, credentials, TLS): its one-line reason says what to fix.
+      throw new IllegalStateException(
+          "cannot register " + self + " as " + config.service + ": "
+              + (e.getCause() != null ? e.getCause().getMessage() : e.getMessage()), e);
+    } catch (IOException | TimeoutException | RuntimeException e) {
       registration.close();
       s.shutdownNow();
       throw new IllegalStateException(

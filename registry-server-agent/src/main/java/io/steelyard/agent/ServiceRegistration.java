@@ -36,6 +36,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Random;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
@@ -141,6 +142,8 @@ public final class ServiceRegistration implements AutoCloseable {
   private volatile long leaseId;
   /** The weight written on the next registration; updated by setWeight and by others' rewrites. */
   private volatile int weight;
+  /** Why etcd refused the last attempt, while {@link RegistrationState#REFUSED}; else null. */
+  @Nullable private volatile RegistryException refusal;
   /** The etcd call the executor is blocked on, so close() can cancel it. */
   @Nullable private volatile Future<?> inFlight;
 
@@ -160,6 +163,7 @@ public final class ServiceRegistration implements AutoCloseable {
   @Nullable private ScheduledFuture<?> retry;
   private final List<CompletableFuture<Void>> waiters = new ArrayList<>();
   private boolean warnedForeignLease;
+  private boolean registeredOnce;
 
   private ServiceRegistration(Builder b, RenewableClient clients) {
     this.clients = clients;
@@ -207,9 +211,13 @@ public final class ServiceRegistration implements AutoCloseable {
 
   /**
    * Starts registering in the background and returns at once. The returned future completes when
-   * the key is first in etcd; until then the registration retries with backoff, forever (a failed
-   * attempt is logged, never thrown). The future fails with {@link CancellationException} if the
-   * registration is closed first. Calling it again returns the same future.
+   * the key is first in etcd; until then the registration retries with backoff, forever, while
+   * etcd is unreachable (a failed attempt is logged, never thrown). If etcd <em>refuses</em> the
+   * registration (permission denied, authentication failed, TLS) the future fails with that
+   * {@link RegistryException} ({@code kind().refused()}) and the registration goes on trying
+   * slowly in state {@link RegistrationState#REFUSED}. The future fails with {@link
+   * CancellationException} if the registration is closed first. Calling it again returns the same
+   * future.
    *
    * @throws IllegalStateException if the registration is closed
    */
@@ -230,6 +238,9 @@ public final class ServiceRegistration implements AutoCloseable {
    * {@link CancellationException} if it is closed before.
    */
   public CompletableFuture<Void> registered() {
+    if (state == RegistrationState.REGISTERED) {
+      return CompletableFuture.completedFuture(null); // also after a refusal that was fixed
+    }
     return firstRegistered.copy();
   }
 
@@ -251,8 +262,12 @@ public final class ServiceRegistration implements AutoCloseable {
             return;
           }
           waiters.add(f);
-          if (state == RegistrationState.DELETED_BY_OPERATOR) {
+          if (state == RegistrationState.DELETED_BY_OPERATOR || state == RegistrationState.REFUSED) {
             logger.info("Registering {} at {} again, as asked", service, address);
+            if (retry != null) {
+              retry.cancel(false);
+              retry = null;
+            }
             attempt = 0;
             setState(RegistrationState.REGISTERING);
             tryRegister();
@@ -342,6 +357,14 @@ public final class ServiceRegistration implements AutoCloseable {
 
   public RegistrationState state() {
     return state;
+  }
+
+  /**
+   * Why etcd refused this registration (permission denied, authentication failed, TLS), while
+   * {@link RegistrationState#REFUSED}; empty in every other state.
+   */
+  public Optional<RegistryException> refusal() {
+    return state == RegistrationState.REFUSED ? Optional.ofNullable(refusal) : Optional.empty();
   }
 
   /** The lease holding the key while {@link RegistrationState#REGISTERED}, else {@code 0}. */
@@ -455,10 +478,18 @@ public final class ServiceRegistration implements AutoCloseable {
       }
       // A refusal (permission, credentials, TLS, a limit) is not an outage: neither a quick retry
       // nor a new client fixes it, so wait the longest delay until an operator has acted.
-      boolean refused = EtcdErrors.classify(e).refused();
+      RegistryException failure = EtcdErrors.toRegistryException("register " + key, e);
+      boolean refused = failure.kind().refused();
       long delayNanos = refused ? backoff.cappedDelayNanos() : backoff.delayNanos(attempt);
       attempt++;
-      if (attempt == 1 || attempt % 10 == 0) {
+      if (refused) {
+        onRefused(failure, delayNanos);
+      } else if (state == RegistrationState.REFUSED) {
+        setState(registeredOnce ? RegistrationState.RECOVERING : RegistrationState.REGISTERING);
+      }
+      if (refused) {
+        // onRefused logged it, once, in one line.
+      } else if (attempt == 1 || attempt % 10 == 0) {
         logger.warn(
             "Could not register {} at {} (attempt {}); retrying in {} ms",
             service, address, attempt, TimeUnit.NANOSECONDS.toMillis(delayNanos), unwrap(e));
@@ -473,6 +504,27 @@ public final class ServiceRegistration implements AutoCloseable {
       }
       retry = executor.schedule(this::tryRegister, delayNanos, TimeUnit.NANOSECONDS);
     }
+  }
+
+  /**
+   * etcd said no: state REFUSED with the reason, the first registration's future fails with it,
+   * and one line is logged per distinct reason (no stack trace: the message names the problem).
+   */
+  private void onRefused(RegistryException failure, long retryNanos) {
+    RegistryException previous = refusal;
+    refusal = failure;
+    if (previous == null || !previous.getMessage().equals(failure.getMessage())) {
+      logger.warn(
+          "etcd refused to register {} at {}: {}; trying again every {} ms in case the role or"
+              + " credentials are fixed",
+          service, address, failure.getMessage(), TimeUnit.NANOSECONDS.toMillis(retryNanos));
+    } else {
+      logger.debug("etcd still refuses to register {} at {}: {}", service, address, failure.getMessage());
+    }
+    setState(RegistrationState.REFUSED);
+    firstRegistered.completeExceptionally(failure);
+    waiters.forEach(w -> w.completeExceptionally(failure));
+    waiters.clear();
   }
 
   private byte[] encode(int w) {
@@ -770,6 +822,8 @@ public final class ServiceRegistration implements AutoCloseable {
     state = next;
     logger.debug("Registration of {} at {}: {} -> {}", service, address, prev, next);
     if (next == RegistrationState.REGISTERED) {
+      registeredOnce = true;
+      refusal = null;
       firstRegistered.complete(null);
       waiters.forEach(w -> w.complete(null));
       waiters.clear();
