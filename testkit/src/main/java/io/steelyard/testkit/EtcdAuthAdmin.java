@@ -60,6 +60,12 @@ public final class EtcdAuthAdmin {
         "/v3/auth/user/add",
         "{\"name\":" + EtcdHttp.json(user) + ",\"password\":" + EtcdHttp.json(password) + "}",
         token);
+    return grantRole(user, roles);
+  }
+
+  /** Grants {@code roles} to an existing {@code user} ({@code etcdctl user grant-role}). */
+  public EtcdAuthAdmin grantRole(String user, String... roles) {
+    String token = EtcdHttp.authenticate(endpoint, EtcdCluster.ROOT_USER, rootPassword);
     for (String role : roles) {
       EtcdHttp.post(
           endpoint,
