@@ -66,10 +66,16 @@ class SecurityIT {
   }
 
   @Test
-  void theOperatorListsAndSetsWeightsOverMutualTls() {
+  void theOperatorListsAndDeregistersOverMutualTls() {
     Cli.Result list = cli(certs.clientCert(), certs.clientKey(), "operator:operatorpw", "list", "greeter", "--output", "json");
     assertThat(list.exitCode()).as(list.toString()).isZero();
-    assertThat(list.out()).isEqualTo("[]\n");
+    assertThat(list.out()).contains("\"instances\":[]");
+    Cli.Result register = Cli.withEndpoints(etcd.endpoints()).run(
+        "--cacert", certs.caCert().toString(), "--cert", certs.clientCert().toString(),
+        "--key", certs.clientKey().toString(), "--user", "operator:operatorpw",
+        "deregister", "greeter", "10.0.0.7:50051");
+    assertThat(register.exitCode()).as(register.toString()).isEqualTo(1); // reached etcd: not registered
+    assertThat(register.err()).contains("not registered").doesNotContain("refused");
   }
 
   @Test
