@@ -414,7 +414,10 @@ final class PrefixWatcher {
     }
     lastError = err;
     boolean refused = classified.kind().refused();
-    if (!refused && failures >= RENEW_CLIENT_AFTER_FAILURES && lastClient != null) {
+    // A new client reads the certificate files again, so a TLS refusal renews it too (rotated
+    // certificates are picked up without a restart); other refusals would only fail again.
+    boolean renewable = !refused || classified.kind() == RegistryException.Kind.TLS;
+    if (renewable && failures >= RENEW_CLIENT_AFTER_FAILURES && lastClient != null) {
       clients.renew(lastClient);
     }
     long delay = refused ? backoff.cappedDelayNanos() : backoff.delayNanos(failures - 1);

@@ -499,7 +499,10 @@ public final class ServiceRegistration implements AutoCloseable {
             service, address, attempt, TimeUnit.NANOSECONDS.toMillis(delayNanos),
             String.valueOf(unwrap(e).getMessage()));
       }
-      if (attempt >= RECONNECT_AFTER_ATTEMPTS && !refused && clients.renew(attemptClient)) {
+      // A new client also reads the certificate files again: after a TLS refusal (an expired
+      // client certificate, say) that picks up rotated files without a restart.
+      boolean renewable = !refused || failure.kind() == RegistryException.Kind.TLS;
+      if (attempt >= RECONNECT_AFTER_ATTEMPTS && renewable && clients.renew(attemptClient)) {
         logger.debug("Reconnecting {} at {} to etcd with a new client", service, address);
       }
       retry = executor.schedule(this::tryRegister, delayNanos, TimeUnit.NANOSECONDS);
