@@ -48,7 +48,9 @@ class SecureDiscoveryIT {
     root = connection("root:rootpw").connect();
     etcd.authAdmin()
         .addRole("steelyard-client", EtcdAuthAdmin.Access.READ, "/services/")
-        .addUser("caller", "callerpw", "steelyard-client");
+        .addUser("caller", "callerpw", "steelyard-client")
+        .addRole("elsewhere", EtcdAuthAdmin.Access.READ, "/other/")
+        .addUser("stranger", "strangerpw", "elsewhere");
     Etcd.put(root, "/services/greeter/127.0.0.1:7001", "127.0.0.1:7001|3");
   }
 
@@ -102,6 +104,25 @@ class SecureDiscoveryIT {
       await().atMost(Duration.ofSeconds(5)).until(() -> !r.errors.isEmpty());
       assertThat(r.errors.get(0).getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
       assertThat(r.errors.get(0).getDescription()).contains("give etcd in one place");
+    } finally {
+      r.close();
+    }
+  }
+
+  @Test
+  void aRefusedListIsReportedAsARefusalWithinThreeSeconds() {
+    EtcdNameResolverProvider provider =
+        EtcdNameResolverProvider.builder().connection(connection("stranger:strangerpw")).build();
+    long started = System.nanoTime();
+    Resolution r = Resolution.start(provider, URI.create("etcd:///greeter"), null);
+    try {
+      await().atMost(Duration.ofSeconds(10)).until(() -> !r.errors.isEmpty());
+      assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(3));
+      Status error = r.errors.get(0);
+      assertThat(error.getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+      assertThat(error.getDescription())
+          .contains("etcd refused list service greeter: permission denied")
+          .doesNotContain("unreachable");
     } finally {
       r.close();
     }
