@@ -27,6 +27,7 @@ final class EtcdHttp {
           .connectTimeout(Duration.ofSeconds(1))
           .build();
   private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(2);
+  private static final Duration SETUP_TIMEOUT = Duration.ofSeconds(15);
   private static final long POLL_MILLIS = 100;
   private static final Pattern HEALTHY = Pattern.compile("\"health\"\\s*:\\s*\"?true\"?");
   private static final Pattern MEMBER_ID = Pattern.compile("\"member_id\"\\s*:\\s*\"?(\\d+)\"?");
@@ -113,7 +114,8 @@ final class EtcdHttp {
   static String post(URI endpoint, String path, String body, String token) {
     HttpRequest.Builder b =
         HttpRequest.newBuilder(endpoint.resolve(path))
-            .timeout(REQUEST_TIMEOUT)
+            // One-shot set-up calls, not polled probes: patient enough for a loaded CI machine.
+            .timeout(SETUP_TIMEOUT)
             .header("Content-Type", "application/json")
             .POST(HttpRequest.BodyPublishers.ofString(body));
     if (token != null) {
