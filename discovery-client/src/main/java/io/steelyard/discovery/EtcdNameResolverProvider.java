@@ -143,7 +143,8 @@ public final class EtcdNameResolverProvider extends NameResolverProvider {
           description,
           listener -> WatchRegistry.SHARED.subscribe(
               target.connection(), layout, target.service(), config, listener),
-          args.getSynchronizationContext());
+          args.getSynchronizationContext(),
+          args.getOffloadExecutor());
     } catch (RuntimeException e) {
       logger.warn("Invalid etcd target {}: {}", targetUri, e.getMessage());
       return EtcdNameResolver.failing(

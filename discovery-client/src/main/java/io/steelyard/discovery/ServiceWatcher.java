@@ -42,6 +42,12 @@ public final class ServiceWatcher implements AutoCloseable {
   /** Default interval of the safety-net re-list, in minutes. */
   public static final long DEFAULT_RELIST_INTERVAL_MINUTES = 5;
 
+  /** Default first retry delay while etcd is unreachable, in milliseconds (then doubling). */
+  public static final long DEFAULT_BACKOFF_INITIAL_MILLIS = 200;
+
+  /** Default longest retry delay while etcd is unreachable, in milliseconds. */
+  public static final long DEFAULT_BACKOFF_MAX_MILLIS = 5_000;
+
   /** Receives the service's snapshots. */
   @FunctionalInterface
   public interface Listener {
@@ -139,7 +145,11 @@ public final class ServiceWatcher implements AutoCloseable {
       return this;
     }
 
-    /** Retry backoff while etcd is unreachable; default 200 ms doubling up to 5 s, jittered. */
+    /**
+     * Retry backoff while etcd is unreachable: {@code initial} doubling up to {@code max}, each
+     * step ±25% jittered; default {@value #DEFAULT_BACKOFF_INITIAL_MILLIS} ms up to {@value
+     * #DEFAULT_BACKOFF_MAX_MILLIS} ms.
+     */
     public Builder backoff(Duration initial, Duration max) {
       checkState(!backoffSet, "backoff already set");
       config = config.withBackoff(initial, max);
@@ -153,9 +163,14 @@ public final class ServiceWatcher implements AutoCloseable {
 
     /** Starts (or joins) the shared watch and registers {@code listener}. */
     public ServiceWatcher open(Listener listener) {
+      return open(WatchRegistry.SHARED, listener);
+    }
+
+    /** Opens on {@code registry} instead of the process-wide one: tests inject their seams there. */
+    ServiceWatcher open(WatchRegistry registry, Listener listener) {
       requireNonNull(listener, "listener");
       AtomicReference<Snapshot> current = new AtomicReference<>();
-      Listener tracking = new Listener() {
+      WatchListener adapter = new WatchListener() {
         @Override
         public void onSnapshot(Snapshot snapshot) {
           current.set(snapshot);
@@ -173,7 +188,7 @@ public final class ServiceWatcher implements AutoCloseable {
         }
       };
       return new ServiceWatcher(
-          WatchRegistry.SHARED.subscribe(connection, layoutOrDefault(), service, config, tracking),
+          registry.subscribe(connection, layoutOrDefault(), service, config, adapter),
           current);
     }
   }
