@@ -11,7 +11,6 @@ import io.steelyard.registry.DecodedValue;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.KeyLayout;
 import io.steelyard.registry.Validation;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -26,6 +25,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -52,25 +52,7 @@ import picocli.CommandLine.Option;
     })
 final class GreeterClientMain implements Callable<Integer> {
 
-  @Option(names = "--endpoints", paramLabel = "URLS",
-      description = "etcd endpoints, comma-separated (default: $STEELYARD_ETCD_ENDPOINTS or "
-          + EtcdConnection.DEFAULT_ENDPOINTS + ")")
-  String endpoints = EtcdConnection.endpointsFrom(System.getenv());
-
-  @Option(names = "--user", paramLabel = "USER:PASSWORD",
-      description = "etcd user and password, as bin/steelyard's --user")
-  String user;
-
-  @Option(names = "--cacert", paramLabel = "FILE", description = "CA certificate to trust for TLS to etcd")
-  Path caCert;
-
-  @Option(names = "--cert", paramLabel = "FILE",
-      description = "client certificate for mutual TLS to etcd (needs --cacert and --key)")
-  Path cert;
-
-  @Option(names = "--key", paramLabel = "FILE",
-      description = "client private key for mutual TLS to etcd (needs --cacert and --cert)")
-  Path key;
+  @Mixin EtcdOptions etcdOptions = new EtcdOptions();
 
   @Option(names = "--service", paramLabel = "NAME", description = "service name (default: ${DEFAULT-VALUE})")
   String service = "greeter";
@@ -136,7 +118,7 @@ final class GreeterClientMain implements Callable<Integer> {
     EtcdConnection etcd;
     try {
       layout = KeyLayout.of(prefix);
-      etcd = connection();
+      etcd = etcdOptions.connection();
       Validation.checkServiceName(service);
     } catch (IllegalArgumentException e) {
       return usage(e.getMessage());
@@ -399,10 +381,5 @@ final class GreeterClientMain implements Callable<Integer> {
           return 2;
         });
     System.exit(cli.execute(args));
-  }
-
-  /** etcd from --endpoints and the security flags, with bin/steelyard's meaning. */
-  EtcdConnection connection() {
-    return EtcdConnection.builder().endpoints(endpoints).securityOptions(user, caCert, cert, key).build();
   }
 }

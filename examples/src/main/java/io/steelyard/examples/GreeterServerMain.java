@@ -1,11 +1,11 @@
 package io.steelyard.examples;
 
 import io.steelyard.registry.EtcdConnection;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -30,25 +30,7 @@ import picocli.CommandLine.Option;
     })
 final class GreeterServerMain implements Callable<Integer> {
 
-  @Option(names = "--endpoints", paramLabel = "URLS",
-      description = "etcd endpoints, comma-separated (default: $STEELYARD_ETCD_ENDPOINTS or "
-          + EtcdConnection.DEFAULT_ENDPOINTS + ")")
-  String endpoints = EtcdConnection.endpointsFrom(System.getenv());
-
-  @Option(names = "--user", paramLabel = "USER:PASSWORD",
-      description = "etcd user and password, as bin/steelyard's --user")
-  String user;
-
-  @Option(names = "--cacert", paramLabel = "FILE", description = "CA certificate to trust for TLS to etcd")
-  Path caCert;
-
-  @Option(names = "--cert", paramLabel = "FILE",
-      description = "client certificate for mutual TLS to etcd (needs --cacert and --key)")
-  Path cert;
-
-  @Option(names = "--key", paramLabel = "FILE",
-      description = "client private key for mutual TLS to etcd (needs --cacert and --cert)")
-  Path key;
+  @Mixin EtcdOptions etcdOptions = new EtcdOptions();
 
   @Option(names = "--service", paramLabel = "NAME", description = "service name (default: ${DEFAULT-VALUE})")
   String service = "greeter";
@@ -85,7 +67,7 @@ final class GreeterServerMain implements Callable<Integer> {
     try {
       b =
           GreeterServer.builder()
-              .connection(connection())
+              .connection(etcdOptions.connection())
               .service(service)
               .host(host)
               .port(port)
@@ -126,10 +108,5 @@ final class GreeterServerMain implements Callable<Integer> {
     if (code != 0) {
       System.exit(code);
     }
-  }
-
-  /** etcd from --endpoints and the security flags, with bin/steelyard's meaning. */
-  EtcdConnection connection() {
-    return EtcdConnection.builder().endpoints(endpoints).securityOptions(user, caCert, cert, key).build();
   }
 }

@@ -5,9 +5,6 @@ import static org.awaitility.Awaitility.await;
 
 import io.steelyard.testkit.EtcdCluster;
 import io.steelyard.testkit.TestCertificates;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
@@ -24,20 +21,13 @@ import org.junit.jupiter.api.io.TempDir;
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
 class SecureBinariesIT {
 
-  private static final TestCertificates certs = TestCertificates.generate(tempDir());
+  private static final TestCertificates certs = TestCertificates.generate();
 
   @RegisterExtension
   static final EtcdCluster etcd = EtcdCluster.builder().mutualTls(certs).rootPassword("rootpw").build();
 
   @TempDir Path dir;
 
-  private static Path tempDir() {
-    try {
-      return Files.createTempDirectory("steelyard-pki");
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-  }
 
   @Test
   void serversClientAndCliWorkOverMutualTlsWithTheirRoles() throws Exception {

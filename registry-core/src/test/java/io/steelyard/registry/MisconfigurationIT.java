@@ -11,10 +11,6 @@ import io.steelyard.registry.internal.EtcdCalls;
 import io.steelyard.testkit.EtcdAuthAdmin;
 import io.steelyard.testkit.EtcdCluster;
 import io.steelyard.testkit.TestCertificates;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
@@ -30,7 +26,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class MisconfigurationIT {
 
-  private static final TestCertificates certs = TestCertificates.generate(tempDir());
+  private static final TestCertificates certs = TestCertificates.generate();
 
   @RegisterExtension
   static final EtcdCluster secure = EtcdCluster.builder().mutualTls(certs).rootPassword("rootpw").build();
@@ -43,13 +39,6 @@ class MisconfigurationIT {
   /** Far above BOUND: a failure that only a timeout ends fails the bound. */
   private static final Duration CALL_TIMEOUT = Duration.ofSeconds(10);
 
-  private static Path tempDir() {
-    try {
-      return Files.createTempDirectory("steelyard-pki");
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-  }
 
   @BeforeAll
   static void usersAndAWarmJvm() {

@@ -7,8 +7,6 @@ import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.RegistryException;
 import io.steelyard.testkit.EtcdCluster;
 import io.steelyard.testkit.TestCertificates;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -27,19 +25,12 @@ import org.junit.jupiter.api.io.TempDir;
 @Timeout(value = 90, unit = TimeUnit.SECONDS)
 class CertificateRotationIT {
 
-  private static final TestCertificates certs = TestCertificates.generate(tempDir());
+  private static final TestCertificates certs = TestCertificates.generate();
 
   @RegisterExtension static final EtcdCluster etcd = EtcdCluster.builder().mutualTls(certs).build();
 
   @TempDir Path dir;
 
-  private static Path tempDir() {
-    try {
-      return Files.createTempDirectory("steelyard-pki");
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-  }
 
   @Test
   void rotatedClientCertificateFilesAreReadAgainAfterATlsRefusal() throws Exception {

@@ -68,6 +68,29 @@ public final class TestCertificates {
   }
 
   /**
+   * {@link #generate(Path)} into a new temporary directory, deleted when the JVM exits: for a
+   * static field next to a static {@link EtcdCluster}, e.g. {@code static final TestCertificates
+   * certs = TestCertificates.generate();}.
+   */
+  public static TestCertificates generate() {
+    Path dir;
+    try {
+      dir = Files.createTempDirectory("steelyard-pki-");
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot create a directory for test certificates", e);
+    }
+    dir.toFile().deleteOnExit();
+    TestCertificates certs = generate(dir);
+    // Registered after the directory, so deleted before it.
+    try (java.util.stream.Stream<Path> files = Files.list(dir)) {
+      files.forEach(f -> f.toFile().deleteOnExit());
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot list " + dir, e);
+    }
+    return certs;
+  }
+
+  /**
    * Writes a fresh CA, server, client, unknown-CA and expired certificates into {@code dir}
    * (created if missing). Takes well under a second.
    */

@@ -5,9 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.steelyard.testkit.EtcdAuthAdmin;
 import io.steelyard.testkit.EtcdCluster;
 import io.steelyard.testkit.TestCertificates;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -26,20 +23,13 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class SecurityIT {
 
-  private static final TestCertificates certs = TestCertificates.generate(tempDir());
+  private static final TestCertificates certs = TestCertificates.generate();
 
   @RegisterExtension
   static final EtcdCluster etcd = EtcdCluster.builder().mutualTls(certs).rootPassword("rootpw").build();
 
   private static final Duration BOUND = Duration.ofSeconds(3);
 
-  private static Path tempDir() {
-    try {
-      return Files.createTempDirectory("steelyard-pki");
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-  }
 
   @BeforeAll
   static void rolesAndAWarmJvm() {
