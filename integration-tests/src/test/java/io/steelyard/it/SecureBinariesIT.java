@@ -8,6 +8,7 @@ import io.steelyard.testkit.TestCertificates;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -28,10 +29,14 @@ class SecureBinariesIT {
 
   @TempDir Path dir;
 
+  @BeforeAll
+  static void users() {
+    Children.addSteelyardUsers(etcd);
+  }
+
 
   @Test
   void serversClientAndCliWorkOverMutualTlsWithTheirRoles() throws Exception {
-    Children.addSteelyardUsers(etcd);
     try (Children children = new Children(dir, etcd, certs)) {
       String a = children.server("greeter", 1).address();
       String b = children.server("greeter", 3).address();
@@ -50,5 +55,19 @@ class SecureBinariesIT {
       assertThat(client.exitCode()).as(client.describe()).isZero();
       assertThat(client.out()).contains(a).contains(b).contains("400 ok");
     }
+  }
+
+  @Test
+  void theCliBinaryPrintsExactlyOneLineForARefusalAndForAnOutage() throws Exception {
+    try (Children children = new Children(dir, etcd, certs)) {
+      Children.Child wrong = children.run(Children.CLI, "operator:wrongpw", "list", "greeter");
+      assertThat(wrong.exitCode()).as(wrong.describe()).isEqualTo(1);
+      assertThat(wrong.err().lines().toList()).as(wrong.describe()).singleElement()
+          .satisfies(line -> assertThat(line).startsWith("steelyard: etcd at ").contains("authentication failed"));
+    }
+    Cli.Result down = Cli.run("http://127.0.0.1:1", "--timeout", "2s", "list", "greeter");
+    assertThat(down.exitCode()).as(down.stderr()).isEqualTo(1);
+    assertThat(down.stderr().lines().toList()).as(down.stderr()).singleElement()
+        .satisfies(line -> assertThat(line).startsWith("steelyard: etcd unreachable at http://127.0.0.1:1: "));
   }
 }
