@@ -56,7 +56,7 @@ import javax.net.ssl.X509TrustManager;
 public final class SchemeMismatch implements ClientInterceptor {
 
   static final long CACHE_SECONDS = 10;
-  static final Duration PROBE_TIMEOUT = Duration.ofMillis(1_000);
+  static final Duration PROBE_TIMEOUT = Duration.ofMillis(500);
 
   private static final byte TLS_HANDSHAKE = 22;
   private static final byte TLS_ALERT = 21;
@@ -94,8 +94,9 @@ public final class SchemeMismatch implements ClientInterceptor {
                   super.onClose(status, trailers);
                   return;
                 }
-                // The probe blocks on sockets: never on the caller's (event loop) thread.
-                CompletableFuture.supplyAsync(SchemeMismatch.this::mismatch)
+                // The probe blocks on sockets: never on the caller's (event loop) thread, nor in
+                // the common pool (one worker on a 2-core machine): a daemon thread of its own.
+                CompletableFuture.supplyAsync(SchemeMismatch.this::mismatch, SchemeMismatch::onProbeThread)
                     .whenComplete(
                         (mismatch, failure) -> {
                           if (mismatch != null && mismatch.isPresent()) {
@@ -110,6 +111,12 @@ public final class SchemeMismatch implements ClientInterceptor {
             headers);
       }
     };
+  }
+
+  private static void onProbeThread(Runnable probe) {
+    Thread t = new Thread(probe, "steelyard-scheme-probe");
+    t.setDaemon(true);
+    t.start();
   }
 
   /** UNAVAILABLE with the connection made but the protocol failing: not a refused connection. */
