@@ -1,11 +1,6 @@
 package io.steelyard.balancer;
 
-import io.grpc.LoadBalancer;
-import io.grpc.LoadBalancerProvider;
-import io.grpc.NameResolver.ConfigOrError;
-import io.steelyard.balancer.internal.HealthChecking;
-import io.steelyard.balancer.internal.WeightedLoadBalancer.Policy;
-import java.util.Map;
+import io.steelyard.balancer.internal.WeightedPolicy;
 
 /**
  * The {@value #POLICY_NAME} load-balancing policy: each call goes to a READY endpoint chosen at
@@ -18,38 +13,18 @@ import java.util.Map;
  *     .defaultLoadBalancingPolicy(WeightedRandomLoadBalancerProvider.POLICY_NAME)
  * }</pre>
  *
- * <p>or a service config {@code {"loadBalancingConfig": [{"weighted_random": {}}]}}. Picks are
- * O(1) (alias table built once per picker), lock-free and allocation-free. See
- * {@code docs/balancer.md} for the full contract.
+ * <p>or a service config {@code {"loadBalancingConfig": [{"weighted_random": {}}]}} (the policy
+ * takes no options yet; an unknown field is a config error). Picks are O(1) (alias table built
+ * once per picker), lock-free and allocation-free. See {@code docs/balancer.md} for the full
+ * contract.
  */
-public final class WeightedRandomLoadBalancerProvider extends LoadBalancerProvider {
+public final class WeightedRandomLoadBalancerProvider extends WeightedPolicyProvider {
 
   /** The policy name in service configs and {@code defaultLoadBalancingPolicy}. */
   public static final String POLICY_NAME = "weighted_random";
 
-  @Override
-  public boolean isAvailable() {
-    return true;
-  }
-
-  @Override
-  public int getPriority() {
-    return 5;
-  }
-
-  @Override
-  public String getPolicyName() {
-    return POLICY_NAME;
-  }
-
-  @Override
-  public LoadBalancer newLoadBalancer(LoadBalancer.Helper helper) {
-    return HealthChecking.newLoadBalancer(
-        Policy.WEIGHTED_RANDOM, helper);
-  }
-
-  @Override
-  public ConfigOrError parseLoadBalancingPolicyConfig(Map<String, ?> rawConfig) {
-    return ConfigOrError.fromConfig(POLICY_NAME);
+  /** Called by {@link java.util.ServiceLoader} (grpc's {@code LoadBalancerRegistry}). */
+  public WeightedRandomLoadBalancerProvider() {
+    super(WeightedPolicy.WEIGHTED_RANDOM);
   }
 }

@@ -1,6 +1,7 @@
 package io.steelyard.balancer;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
 import static org.awaitility.Awaitility.await;
 
@@ -9,9 +10,9 @@ import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.LoadBalancerRegistry;
 import io.grpc.ManagedChannel;
-import io.grpc.NameResolverRegistry;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.stub.ClientCalls;
+import io.steelyard.testkit.grpc.StaticResolverProvider;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
@@ -30,19 +31,19 @@ import org.junit.jupiter.params.provider.ValueSource;
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class WeightedPoliciesIntegrationTest {
 
-  private static final StaticResolverProvider RESOLVER = new StaticResolverProvider();
+  private static StaticResolverProvider resolver;
 
   private LoopbackCluster cluster;
   private ManagedChannel channel;
 
   @BeforeAll
   static void registerResolver() {
-    NameResolverRegistry.getDefaultRegistry().register(RESOLVER);
+    resolver = StaticResolverProvider.register("static-weighted");
   }
 
   @AfterAll
   static void deregisterResolver() {
-    NameResolverRegistry.getDefaultRegistry().deregister(RESOLVER);
+    resolver.close();
   }
 
   @BeforeEach
@@ -94,7 +95,7 @@ class WeightedPoliciesIntegrationTest {
   @ParameterizedTest
   @ValueSource(strings = {"weighted_random", "weighted_round_robin_static"})
   void eightThousandCallsFollowWeightsOneTwoFive(String policy) {
-    String target = RESOLVER.register("dist-" + policy, cluster.endpoints(1, 2, 5));
+    String target = resolver.target("dist-" + policy, cluster.endpoints(1, 2, 5));
     channel =
         Grpc.newChannelBuilder(target, InsecureChannelCredentials.create())
             .defaultServiceConfig(serviceConfig(policy, false))
@@ -110,8 +111,22 @@ class WeightedPoliciesIntegrationTest {
 
   @ParameterizedTest
   @ValueSource(strings = {"weighted_random", "weighted_round_robin_static"})
+  void unknownOptionInTheServiceConfigIsRefusedWhenTheChannelIsBuilt(String policy) {
+    Map<String, Object> config =
+        Map.of("loadBalancingConfig", List.of(Map.of(policy, Map.of("slowstart", Map.of()))));
+
+    assertThatThrownBy(
+            () ->
+                Grpc.newChannelBuilder("dns:///localhost", InsecureChannelCredentials.create())
+                    .defaultServiceConfig(config)
+                    .build())
+        .hasMessageContaining(policy + ".slowstart: unknown field");
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"weighted_random", "weighted_round_robin_static"})
   void defaultLoadBalancingPolicySelectsThePolicy(String policy) {
-    String target = RESOLVER.register("default-" + policy, cluster.endpoints(0, 1, 1));
+    String target = resolver.target("default-" + policy, cluster.endpoints(0, 1, 1));
     channel =
         Grpc.newChannelBuilder(target, InsecureChannelCredentials.create())
             .defaultLoadBalancingPolicy(policy)
@@ -127,7 +142,7 @@ class WeightedPoliciesIntegrationTest {
   @ParameterizedTest
   @ValueSource(strings = {"weighted_random", "weighted_round_robin_static"})
   void notServingServerStopsReceivingCallsWithinOneSecond(String policy) {
-    String target = RESOLVER.register("health-" + policy, cluster.endpoints(1, 1, 1));
+    String target = resolver.target("health-" + policy, cluster.endpoints(1, 1, 1));
     channel =
         Grpc.newChannelBuilder(target, InsecureChannelCredentials.create())
             .defaultServiceConfig(serviceConfig(policy, true))
@@ -146,7 +161,7 @@ class WeightedPoliciesIntegrationTest {
   @ParameterizedTest
   @ValueSource(strings = {"weighted_random", "weighted_round_robin_static"})
   void serverBackToServingIsPickedAgain(String policy) {
-    String target = RESOLVER.register("heal-" + policy, cluster.endpoints(1, 1, 1));
+    String target = resolver.target("heal-" + policy, cluster.endpoints(1, 1, 1));
     channel =
         Grpc.newChannelBuilder(target, InsecureChannelCredentials.create())
             .defaultServiceConfig(serviceConfig(policy, true))

@@ -5,7 +5,7 @@ import io.grpc.LoadBalancer.PickResult;
 import io.grpc.LoadBalancer.SubchannelPicker;
 import io.grpc.LoadBalancerProvider;
 import io.grpc.LoadBalancerRegistry;
-import io.steelyard.balancer.internal.WeightedLoadBalancer;
+import io.steelyard.balancer.internal.WeightedPolicy;
 import java.util.ServiceLoader;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -82,10 +82,10 @@ public class PickerBenchmark {
         subject = viaProvider(utilRoundRobin(), w);
         break;
       case "weighted_random_bare":
-        subject = viaProvider(bare(WeightedLoadBalancer.Policy.WEIGHTED_RANDOM), w);
+        subject = viaProvider(bare(WeightedPolicy.WEIGHTED_RANDOM), w);
         break;
       case "weighted_round_robin_static_bare":
-        subject = viaProvider(bare(WeightedLoadBalancer.Policy.WEIGHTED_ROUND_ROBIN_STATIC), w);
+        subject = viaProvider(bare(WeightedPolicy.WEIGHTED_ROUND_ROBIN_STATIC), w);
         break;
       default:
         subject = naive(picker, w);
@@ -97,8 +97,11 @@ public class PickerBenchmark {
     return helper.readyPicker(w);
   }
 
-  /** Our balancer without the health-checking wrapper: the counterpart of round_robin_util. */
-  static LoadBalancerProvider bare(WeightedLoadBalancer.Policy policy) {
+  /**
+   * Our balancer without the health-checking wrapper (the counterpart of round_robin_util): the
+   * same {@link WeightedPolicy#balancerFactory()} the provider wraps.
+   */
+  static LoadBalancerProvider bare(WeightedPolicy policy) {
     return new LoadBalancerProvider() {
       @Override
       public boolean isAvailable() {
@@ -112,12 +115,12 @@ public class PickerBenchmark {
 
       @Override
       public String getPolicyName() {
-        return policy.policyName();
+        return policy.name();
       }
 
       @Override
       public LoadBalancer newLoadBalancer(LoadBalancer.Helper h) {
-        return new WeightedLoadBalancer(h, policy);
+        return policy.balancerFactory().newLoadBalancer(h);
       }
     };
   }

@@ -3,7 +3,8 @@ package io.steelyard.benchmarks;
 import io.grpc.EquivalentAddressGroup;
 import io.grpc.LoadBalancer.SubchannelPicker;
 import io.grpc.LoadBalancerRegistry;
-import io.steelyard.balancer.internal.WeightedLoadBalancer;
+import io.steelyard.balancer.internal.PickerFactory;
+import io.steelyard.balancer.internal.WeightedPolicy;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -52,7 +53,7 @@ public class PickerRebuildBenchmark {
   private List<EquivalentAddressGroup> endpointsB;
   private SubchannelPicker[] childPickers;
   private int[] weightsA;
-  private WeightedLoadBalancer.Policy policyEnum;
+  private PickerFactory pickerFactory;
   private boolean flip;
 
   @Setup(Level.Trial)
@@ -63,10 +64,12 @@ public class PickerRebuildBenchmark {
     endpointsB = BenchHelper.endpoints(weightsB);
     helper = new BenchHelper(LoadBalancerRegistry.getDefaultRegistry().getProvider(policy));
     helper.readyPicker(weightsA);
-    policyEnum =
-        policy.equals("weighted_random")
-            ? WeightedLoadBalancer.Policy.WEIGHTED_RANDOM
-            : WeightedLoadBalancer.Policy.WEIGHTED_ROUND_ROBIN_STATIC;
+    // The factory a balancer of this policy builds its pickers with.
+    pickerFactory =
+        (policy.equals("weighted_random")
+                ? WeightedPolicy.WEIGHTED_RANDOM
+                : WeightedPolicy.WEIGHTED_ROUND_ROBIN_STATIC)
+            .newPickerFactory();
     childPickers = new SubchannelPicker[n];
     BenchHelper rr = new BenchHelper(PickerBenchmark.utilRoundRobin());
     rr.readyPicker(new int[n]);
@@ -85,7 +88,7 @@ public class PickerRebuildBenchmark {
 
   @Benchmark
   public SubchannelPicker buildPicker() {
-    return WeightedLoadBalancer.newReadyPicker(policyEnum, childPickers, weightsA);
+    return pickerFactory.newPicker(childPickers, weightsA);
   }
 
   @Benchmark

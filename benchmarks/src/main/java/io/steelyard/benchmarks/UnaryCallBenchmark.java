@@ -6,25 +6,19 @@ import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
 import io.grpc.MethodDescriptor;
-import io.grpc.NameResolver;
-import io.grpc.NameResolverProvider;
-import io.grpc.NameResolverRegistry;
 import io.grpc.Server;
 import io.grpc.ServerServiceDefinition;
-import io.grpc.StatusOr;
 import io.grpc.netty.NettyServerBuilder;
 import io.grpc.stub.ClientCalls;
 import io.grpc.stub.ServerCalls;
 import io.steelyard.balancer.EndpointWeights;
+import io.steelyard.testkit.grpc.StaticResolverProvider;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.SocketAddress;
-import java.net.URI;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -89,7 +83,7 @@ public class UnaryCallBenchmark {
 
   private final List<Server> servers = new ArrayList<>();
   private ManagedChannel channel;
-  private NameResolverProvider resolver;
+  private StaticResolverProvider resolver;
 
   @Setup(Level.Trial)
   public void setUp() throws IOException {
@@ -115,10 +109,9 @@ public class UnaryCallBenchmark {
           EndpointWeights.withWeight(
               new EquivalentAddressGroup(server.getListenSockets().get(0)), weight));
     }
-    resolver = new StaticProvider(endpoints);
-    NameResolverRegistry.getDefaultRegistry().register(resolver);
+    resolver = StaticResolverProvider.register("bench-static");
     channel =
-        Grpc.newChannelBuilder("bench-static:///echo", InsecureChannelCredentials.create())
+        Grpc.newChannelBuilder(resolver.target("echo", endpoints), InsecureChannelCredentials.create())
             .defaultServiceConfig(Map.of("loadBalancingConfig", List.of(Map.of(policy, Map.of()))))
             .build();
     call();
@@ -130,63 +123,11 @@ public class UnaryCallBenchmark {
     for (Server server : servers) {
       server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
     }
-    NameResolverRegistry.getDefaultRegistry().deregister(resolver);
+    resolver.close();
   }
 
   @Benchmark
   public byte[] call() {
     return ClientCalls.blockingUnaryCall(channel, ECHO, CallOptions.DEFAULT, PAYLOAD);
-  }
-
-  private static final class StaticProvider extends NameResolverProvider {
-    private final List<EquivalentAddressGroup> endpoints;
-
-    StaticProvider(List<EquivalentAddressGroup> endpoints) {
-      this.endpoints = List.copyOf(endpoints);
-    }
-
-    @Override
-    public NameResolver newNameResolver(URI targetUri, NameResolver.Args args) {
-      if (!"bench-static".equals(targetUri.getScheme())) {
-        return null;
-      }
-      return new NameResolver() {
-        @Override
-        public String getServiceAuthority() {
-          return "localhost";
-        }
-
-        @Override
-        public void start(Listener2 listener) {
-          listener.onResult2(
-              ResolutionResult.newBuilder()
-                  .setAddressesOrError(StatusOr.fromValue(endpoints))
-                  .build());
-        }
-
-        @Override
-        public void shutdown() {}
-      };
-    }
-
-    @Override
-    public String getDefaultScheme() {
-      return "bench-static";
-    }
-
-    @Override
-    protected boolean isAvailable() {
-      return true;
-    }
-
-    @Override
-    protected int priority() {
-      return 5;
-    }
-
-    @Override
-    public Collection<Class<? extends SocketAddress>> getProducedSocketAddressTypes() {
-      return List.of(InetSocketAddress.class);
-    }
   }
 }

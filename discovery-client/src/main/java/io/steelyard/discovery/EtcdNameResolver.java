@@ -219,10 +219,10 @@ final class EtcdNameResolver extends NameResolver {
     if (shutdown || pushed != null) {
       return; // stale-serving: a channel that has addresses keeps them
     }
-    String why =
-        cause instanceof RegistryException r && r.kind().refused()
-            ? r.getMessage() + "; no instance list yet for " + description
-            : "etcd unreachable and no instance list yet for " + description;
+    // The watcher classified the failure; a refusal is named as one, never as unreachability.
+    String why = cause instanceof RegistryException e && e.kind().refused()
+        ? "etcd refused to list " + description + ": " + e.getMessage()
+        : "etcd unreachable and no instance list yet for " + description;
     listener.onError(Status.UNAVAILABLE.withDescription(why).withCause(cause));
   }
 

@@ -10,7 +10,7 @@ import java.util.concurrent.CompletableFuture;
  * prefix, and watch a prefix from a revision. This is the seam between the engine and jetcd:
  * {@link JetcdReader} implements it over a jetcd {@code Client} (and is covered against a real
  * etcd by the integration tests); unit tests script it to drive every recovery path under fake
- * time.
+ * time. A reader does not own its client: {@link RenewingClient} does.
  *
  * <p>Threading: methods may be called from any thread; futures and callbacks complete on the
  * implementation's threads, so the engine hops onto its own executor before touching state.
@@ -18,9 +18,9 @@ import java.util.concurrent.CompletableFuture;
 interface EtcdReader {
 
   /**
-   * Lists every key under {@code prefix} (which ends with {@code /}). The future fails with the
-   * cause when etcd cannot be reached or refuses; it may never complete while etcd is away, so the
-   * caller bounds it.
+   * Lists every key under {@code prefix} (which ends with {@code /}). The future fails when etcd
+   * cannot be reached, refuses, or does not answer within the reader's timeout; production fails
+   * it with a classified {@link io.steelyard.registry.RegistryException}.
    */
   CompletableFuture<Listing> list(String prefix);
 
@@ -33,9 +33,6 @@ interface EtcdReader {
    * Watching#cancel() cancels} the watch to release it.
    */
   Watching watch(String prefix, long fromRevision, WatchCallbacks callbacks);
-
-  /** Releases the underlying client; may block briefly, so call it off the watcher's thread. */
-  void close();
 
   /** A key as stored: its UTF-8 name, its raw value, its mod revision. */
   record KeyVersion(String key, byte[] value, long modRevision) {
@@ -77,7 +74,10 @@ interface EtcdReader {
   interface WatchCallbacks {
     void onBatch(WatchBatch batch);
 
-    /** etcd compacted past the requested revision: events from there on are gone. */
+    /**
+     * etcd compacted past the requested revision: events from there on are gone. The compacted
+     * revision, or -1 when etcd did not say.
+     */
     void onCompacted(long compactedRevision);
 
     void onError(Throwable error);

@@ -9,6 +9,9 @@ import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.options.WatchOption;
 import io.etcd.jetcd.watch.WatchEvent;
 import io.etcd.jetcd.watch.WatchResponse;
+import io.steelyard.registry.RegistryException;
+import io.steelyard.registry.internal.EtcdCalls;
+import io.steelyard.registry.internal.EtcdErrors;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -19,8 +22,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * {@link EtcdReader} over a jetcd {@link Client}: the only class of the watch engine that knows
- * jetcd. It owns the client and closes it in {@link #close()}.
+ * {@link EtcdReader} over a jetcd {@link Client}: the only class of the watch engine that reads
+ * etcd through jetcd. The listing goes through registry-core's etcd-call layer ({@link
+ * EtcdCalls}: timeout, failures classified by code). The client belongs to the caller.
  *
  * <p>jetcd 0.8.6 keeps retrying a watch on UNAVAILABLE after reporting the error to the listener,
  * and closes it for good on compaction and most other errors; this adapter reports the first
@@ -32,16 +36,18 @@ final class JetcdReader implements EtcdReader {
   private static final Logger logger = LoggerFactory.getLogger(JetcdReader.class);
 
   private final Client client;
+  private final EtcdCalls calls;
 
-  JetcdReader(Client client) {
+  JetcdReader(Client client, EtcdCalls calls) {
     this.client = client;
+    this.calls = calls;
   }
 
   @Override
   public CompletableFuture<Listing> list(String prefix) {
-    return client
-        .getKVClient()
-        .get(bytes(prefix), GetOption.builder().isPrefix(true).build())
+    GetOption everyKey = GetOption.builder().isPrefix(true).build();
+    return calls
+        .call("list " + prefix, () -> client.getKVClient().get(bytes(prefix), everyKey))
         .thenApply(resp -> {
           List<KeyVersion> keys = new ArrayList<>(resp.getKvs().size());
           for (KeyValue kv : resp.getKvs()) {
@@ -75,9 +81,11 @@ final class JetcdReader implements EtcdReader {
                     },
                     err -> {
                       if (over.compareAndSet(false, true)) {
-                        CompactedException compacted = compacted(err);
-                        if (compacted != null) {
-                          callbacks.onCompacted(compacted.getCompactedRevision());
+                        // Classified by code (OUT_OF_RANGE) in the etcd-call layer; jetcd's
+                        // CompactedException only adds the compacted revision.
+                        if (EtcdErrors.classify(err) == RegistryException.Kind.COMPACTED) {
+                          CompactedException c = compacted(err);
+                          callbacks.onCompacted(c == null ? -1 : c.getCompactedRevision());
                         } else {
                           callbacks.onError(err);
                         }
@@ -96,11 +104,6 @@ final class JetcdReader implements EtcdReader {
         logger.debug("Closing the watch of {} failed", prefix, e);
       }
     };
-  }
-
-  @Override
-  public void close() {
-    client.close();
   }
 
   private static WatchBatch batch(WatchResponse resp) {

@@ -5,12 +5,12 @@ import io.steelyard.discovery.EtcdReader.Listing;
 import io.steelyard.discovery.EtcdReader.WatchBatch;
 import io.steelyard.registry.KeyLayout;
 import io.steelyard.registry.RegistryException;
+import io.steelyard.registry.RegistryException.Kind;
 import io.steelyard.registry.internal.Backoff;
 import io.steelyard.registry.internal.EtcdErrors;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Random;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
@@ -87,12 +87,12 @@ final class PrefixWatcher {
   private int generation; // bumps whenever a list or watch attempt is abandoned
   @Nullable private EtcdReader.Watching watching;
   @Nullable private EtcdReader lastReader; // the reader of the current or last attempt
-  @Nullable private Future<?> listTimeout; // fails a listing etcd has not answered
   @Nullable private Future<?> createWatchdog; // fails a watch that etcd has not confirmed
   private boolean watchCounted;
   @Nullable private Future<?> retry;
   @Nullable private Future<?> periodicRelist;
   private int failures;
+  @Nullable private Kind lastFailureKind; // of the current stale period, for logging
   private long listStartNanos;
   @Nullable private Snapshot published;
   @Nullable private Throwable lastError;
@@ -188,7 +188,6 @@ final class PrefixWatcher {
           coalescer.cancel();
           cancel(retry);
           cancel(periodicRelist);
-          cancel(listTimeout);
           closeWatch();
           if (staleSinceMillis != 0) {
             staleSinceMillis = 0;
@@ -209,20 +208,11 @@ final class PrefixWatcher {
     closeWatch();
     int gen = ++generation;
     listStartNanos = scheduler.nanoTime();
-    // jetcd does not fail a request while etcd is away, it waits: bound it on our own clock.
-    cancel(listTimeout);
-    listTimeout =
-        scheduler.schedule(
-            () -> onListed(gen, null, new TimeoutException(
-                "etcd did not answer the listing within "
-                    + TimeUnit.NANOSECONDS.toMillis(config.listTimeoutNanos()) + " ms")),
-            config.listTimeoutNanos(),
-            TimeUnit.NANOSECONDS);
     try {
       EtcdReader reader = lastReader = clients.reader();
       reader
           .list(prefix)
-          .whenComplete((listing, err) -> scheduler.execute(() -> onListed(gen, listing, unwrap(err))));
+          .whenComplete((listing, err) -> scheduler.execute(() -> onListed(gen, listing, err)));
     } catch (RuntimeException e) { // a closed client throws synchronously
       onListed(gen, null, e);
     }
@@ -232,10 +222,7 @@ final class PrefixWatcher {
     if (closed || gen != generation) {
       return;
     }
-    cancel(listTimeout);
-    listTimeout = null;
     if (err != null) {
-      generation++; // a late answer to an abandoned listing is ignored
       failed("list", err, this::list);
       return;
     }
@@ -401,62 +388,45 @@ final class PrefixWatcher {
 
   // ---------------------------------------------------------------- failure and staleness
 
+  /**
+   * A list or watch attempt failed: mark stale, tell listeners that never had a list, and retry.
+   * The failure is classified once, by registry-core's etcd-call layer (by code, never by
+   * message): when etcd could not be reached, back off exponentially and renew the client after
+   * {@value #RENEW_CLIENT_AFTER_FAILURES} failures in a row; when etcd answered and refused
+   * (permission, authentication, TLS, a size limit, an invalid request), say so, keep the client
+   * — a new one would be refused alike — and retry only at the capped delay, until an operator
+   * fixes it.
+   */
   private void failed(String what, Throwable err, Runnable retryAction) {
+    RegistryException e = EtcdErrors.toRegistryException(what + " " + service, err);
+    Kind kind = e.kind();
     failures++;
-    // etcd answered "no" (permission, credentials, TLS): not an outage. Retry only slowly, in case
-    // an operator fixes the role, never with a new client, and say so instead of "cannot reach".
-    RegistryException classified = EtcdErrors.toRegistryException(what + " service " + service, err);
-    if (classified.kind().refused()) {
-      err = classified;
-    }
-    lastError = err;
-    boolean refused = classified.kind().refused();
+    lastError = e;
     // A new client reads the certificate files again, so a TLS refusal renews it too (rotated
     // certificates are picked up without a restart); other refusals would only fail again.
-    boolean renewable = !refused || classified.kind() == RegistryException.Kind.TLS;
+    boolean renewable = !kind.refused() || kind == Kind.TLS;
     if (renewable && failures >= RENEW_CLIENT_AFTER_FAILURES && lastReader != null) {
       clients.renew(lastReader);
     }
-    long delay = refused ? backoff.cappedDelayNanos() : backoff.delayNanos(failures - 1);
-    if (refused && staleSinceMillis == 0) {
+    long delay = kind.refused() ? backoff.cappedDelayNanos() : backoff.delayNanos(failures - 1);
+    boolean turnedStale = staleSinceMillis == 0;
+    if (turnedStale) {
       staleSinceMillis = Math.max(1, scheduler.currentTimeMillis());
       stats.staleWatches.incrementAndGet();
-      logger.warn(
-          "etcd at {} refused to {} service {}: {}; {}, retrying every {} ms in case the role or"
-              + " credentials are fixed",
-          endpoints, what, service, classified.getMessage(),
-          listed
-              ? "serving the last known " + (published == null ? 0 : published.instances().size())
-                  + " instances"
-              : "no instances known yet",
-          TimeUnit.NANOSECONDS.toMillis(delay));
-      if (listed) {
-        coalescer.flush();
-      }
-    } else if (staleSinceMillis == 0) {
-      staleSinceMillis = Math.max(1, scheduler.currentTimeMillis());
-      stats.staleWatches.incrementAndGet();
-      if (listed) {
-        logger.warn(
-            "Lost etcd at {} while watching service {} ({} failed); serving the last known {}"
-                + " instances of revision {} until it recovers",
-            endpoints, service, what, published == null ? 0 : published.instances().size(),
-            revision, err);
-      } else {
-        logger.warn(
-            "Cannot reach etcd at {} to list service {} ({} failed); no instances known yet,"
-                + " retrying", endpoints, service, what, err);
-      }
-      if (listed) {
-        coalescer.flush(); // listeners learn about the staleness, instances unchanged
-      }
+    }
+    if (turnedStale || kind != lastFailureKind) {
+      logFailure(what, e);
     } else {
       logger.debug("Retry {} of service {} failed again ({} consecutive): {}",
-          what, service, failures, err.toString());
+          what, service, failures, e.getMessage());
+    }
+    lastFailureKind = kind;
+    if (turnedStale && listed) {
+      coalescer.flush(); // listeners learn about the staleness, instances unchanged
     }
     if (!listed) {
       for (WatchListener l : listeners) {
-        deliverError(l, err);
+        deliverError(l, e);
       }
     }
     retry =
@@ -470,12 +440,43 @@ final class PrefixWatcher {
             TimeUnit.NANOSECONDS);
   }
 
+  /** One WARN per stale period and per change of failure kind; the rest at DEBUG. */
+  private void logFailure(String what, RegistryException e) {
+    int known = published == null ? 0 : published.instances().size();
+    if (!e.kind().refused()) {
+      if (listed) {
+        logger.warn("Lost etcd at {} while watching service {}: {}; serving the last known {}"
+                + " instances of revision {} until it recovers",
+            endpoints, service, e.getMessage(), known, revision, e.getCause());
+      } else {
+        logger.warn("Cannot reach etcd at {} to list service {}: {}; no instances known yet,"
+            + " retrying", endpoints, service, e.getMessage(), e.getCause());
+      }
+      return;
+    }
+    String hint = e.kind() == Kind.LIMIT && what.equals("list")
+        ? "; a listing is one etcd response, which must fit the client's inbound message limit"
+            + " (gRPC's default: 4 MiB)"
+        : "";
+    long retrySeconds = TimeUnit.NANOSECONDS.toSeconds(config.backoffMaxNanos());
+    if (listed) {
+      logger.warn("etcd at {} refused the {} of service {}: {}{}; serving the last known {}"
+              + " instances of revision {}, retrying every ~{} s",
+          endpoints, what, service, e.getMessage(), hint, known, revision, retrySeconds, e.getCause());
+    } else {
+      logger.warn("etcd at {} refused the {} of service {}: {}{}; no instances known yet,"
+              + " retrying every ~{} s",
+          endpoints, what, service, e.getMessage(), hint, retrySeconds, e.getCause());
+    }
+  }
+
   private void recovered() {
     if (staleSinceMillis == 0) {
       return;
     }
     long since = staleSinceMillis;
     staleSinceMillis = 0;
+    lastFailureKind = null;
     stats.staleWatches.decrementAndGet();
     logger.info(
         "etcd at {} reachable again for service {} after {} ms stale; at revision {}",
@@ -531,12 +532,6 @@ final class PrefixWatcher {
     if (w != null) {
       w.cancel();
     }
-  }
-
-  /** A dependent future's failure arrives wrapped; the cause is what etcd said. */
-  @Nullable
-  private static Throwable unwrap(@Nullable Throwable err) {
-    return err instanceof CompletionException && err.getCause() != null ? err.getCause() : err;
   }
 
   private static void cancel(@Nullable Future<?> f) {

@@ -5,6 +5,7 @@ import static java.util.Objects.requireNonNull;
 
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.KeyLayout;
+import io.steelyard.registry.RegistryException;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicReference;
 import javax.annotation.Nullable;
@@ -24,8 +25,8 @@ import javax.annotation.Nullable;
  * change after a quiet window at once, the rest of a burst coalesced) and
  * whenever the view turns stale or fresh again. It is never handed an empty list because etcd
  * went away: while etcd is unreachable it keeps the last list, marked {@linkplain
- * Snapshot#isStale() stale}. Before the first list, failures to reach etcd go to {@link
- * Listener#onUnavailable}.
+ * Snapshot#isStale() stale}. Before the first list, failures to reach etcd, and etcd's refusals,
+ * go to {@link Listener#onUnavailable}.
  *
  * <p>Watchers are shared: every {@code ServiceWatcher} and every {@code etcd:} channel of the
  * process that names the same etcd connection, key layout and service uses one etcd watch and
@@ -55,8 +56,12 @@ public final class ServiceWatcher implements AutoCloseable {
     void onSnapshot(Snapshot snapshot);
 
     /**
-     * etcd could not be reached and no list has ever been obtained; retries continue. Never
-     * called once a snapshot has been delivered.
+     * No list has been obtained yet and the last attempt failed; retries continue. Never called
+     * once a snapshot has been delivered. {@code cause} is a {@link RegistryException} whose
+     * {@link RegistryException#kind() kind} tells etcd being unreachable ({@code UNAVAILABLE},
+     * retried with backoff) from etcd refusing ({@link RegistryException.Kind#refused()}:
+     * permission, authentication, TLS, a size limit; retried only every few seconds until an
+     * operator fixes it); its message is one line naming the problem.
      */
     default void onUnavailable(Throwable cause) {}
   }

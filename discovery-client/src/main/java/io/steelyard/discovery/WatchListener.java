@@ -15,8 +15,9 @@ interface WatchListener {
   void onSnapshot(Snapshot snapshot);
 
   /**
-   * etcd could not be reached (or refused the request) and no listing has succeeded yet;
-   * retries continue. Never called after the first snapshot.
+   * No listing has succeeded yet and the last attempt failed; retries continue. {@code cause} is
+   * a {@link io.steelyard.registry.RegistryException}: its kind says whether etcd could not be
+   * reached or refused, its message says why in one line. Never called after the first snapshot.
    */
   void onUnavailable(Throwable cause);
 }

@@ -12,7 +12,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.Executor;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 import javax.annotation.concurrent.GuardedBy;
@@ -20,7 +19,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The process-wide share of etcd clients and watchers: one etcd client (an {@link EtcdReader}) per
+ * The process-wide share of etcd clients and watchers: one etcd client ({@link SharedClient}) per
  * {@link EtcdConnection}, one {@link PrefixWatcher} per (connection, layout, service, timings),
  * each reference-counted and closed when its last user leaves.
  *
@@ -36,80 +35,34 @@ final class WatchRegistry {
    * {@link DiscoveryStats}: the one piece of process-wide state of this module. Its watchers run
    * on one daemon thread, {@code steelyard-discovery}.
    */
-  static final WatchRegistry SHARED =
-      new WatchRegistry(
-          Scheduler.newDaemon("steelyard-discovery"),
-          new Random(),
-          command -> {
-            Thread t = new Thread(command, "steelyard-discovery-close");
-            t.setDaemon(true);
-            t.start();
-          },
-          connection -> new JetcdReader(connection.connect()));
+  static final WatchRegistry SHARED = newShared();
+
+  private static WatchRegistry newShared() {
+    Scheduler scheduler = Scheduler.newDaemon("steelyard-discovery");
+    Executor closer = command -> {
+      Thread t = new Thread(command, "steelyard-discovery-close");
+      t.setDaemon(true);
+      t.start();
+    };
+    return new WatchRegistry(
+        scheduler, new Random(), closer, connection -> RenewingClient.of(connection, scheduler, closer));
+  }
+
+  /** A connection's client as its watchers share it; closed when the last of them leaves. */
+  interface SharedClient extends PrefixWatcher.ClientSource {
+    /** Closes the client for good; may block for a moment, so the registry calls it on its closer. */
+    void close();
+  }
 
   private record WatchKey(EtcdConnection connection, KeyLayout layout, String service, WatcherConfig config) {}
 
-  /** Minimum time between two replacements of one connection's client. */
-  static final long MIN_RENEW_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
+  /** One connection's shared client and how many watchers use it. */
+  private static final class ClientRef {
+    final SharedClient client;
+    int users;
 
-  /** One connection's shared client; replaced by {@link #renew} when it keeps failing. */
-  private final class ClientRef implements PrefixWatcher.ClientSource {
-    final EtcdConnection connection;
-    @GuardedBy("WatchRegistry.this") int users;
-    private volatile EtcdReader reader;
-    @GuardedBy("this") private boolean released;
-    @GuardedBy("this") private long lastRenewNanos;
-
-    ClientRef(EtcdConnection connection) {
-      this.connection = connection;
-      this.reader = connector.apply(connection);
-      this.lastRenewNanos = scheduler.nanoTime();
-    }
-
-    @Override
-    public EtcdReader reader() {
-      return reader;
-    }
-
-    @Override
-    public void renew(EtcdReader failed) {
-      synchronized (this) {
-        long now = scheduler.nanoTime();
-        if (released || reader != failed || now - lastRenewNanos < MIN_RENEW_INTERVAL_NANOS) {
-          return;
-        }
-        try {
-          reader = connector.apply(connection);
-        } catch (RuntimeException e) {
-          logger.warn("Cannot build a fresh etcd client for {}; keeping the old one", connection, e);
-          return;
-        }
-        lastRenewNanos = now;
-      }
-      logger.debug("etcd at {} keeps failing; replaced the shared client to reconnect at once",
-          connection.endpointsString());
-      closeLater(failed);
-    }
-
-    /** The last user left: close the client for good. */
-    void release() {
-      EtcdReader r;
-      synchronized (this) {
-        released = true;
-        r = reader;
-      }
-      closeLater(r);
-    }
-
-    private void closeLater(EtcdReader r) {
-      // After already queued watcher tasks (e.g. a close), so watches are cancelled first.
-      scheduler.execute(() -> closer.execute(() -> {
-        try {
-          r.close();
-        } catch (RuntimeException e) {
-          logger.debug("Closing an etcd client of {} failed", connection, e);
-        }
-      }));
+    ClientRef(SharedClient client) {
+      this.client = client;
     }
   }
 
@@ -125,7 +78,7 @@ final class WatchRegistry {
   private final Scheduler scheduler;
   private final Random random;
   private final Executor closer;
-  private final Function<EtcdConnection, EtcdReader> connector;
+  private final Function<EtcdConnection, SharedClient> connector;
   private final WatchStats stats = new WatchStats();
 
   @GuardedBy("this")
@@ -137,14 +90,14 @@ final class WatchRegistry {
   /**
    * @param scheduler where every watcher of this registry runs, and its clock
    * @param closer runs client closes, which may block briefly
-   * @param connector makes the reader (and its client) of a connection; called with this
-   *     registry's lock held, so it must not wait for etcd (jetcd connects lazily)
+   * @param connector makes the shared client of a connection; called with this registry's lock
+   *     held, so it must not wait for etcd (jetcd connects lazily)
    */
   WatchRegistry(
       Scheduler scheduler,
       Random random,
       Executor closer,
-      Function<EtcdConnection, EtcdReader> connector) {
+      Function<EtcdConnection, SharedClient> connector) {
     this.scheduler = scheduler;
     this.random = random;
     this.closer = closer;
@@ -185,14 +138,14 @@ final class WatchRegistry {
       if (ref == null) {
         ClientRef c = clients.get(connection);
         if (c == null) {
-          c = new ClientRef(connection);
+          c = new ClientRef(connector.apply(connection));
           clients.put(connection, c);
           stats.etcdClients.incrementAndGet();
           logger.debug("Connected a shared etcd client to {}", connection);
         }
         c.users++;
         ref = new WatcherRef(new PrefixWatcher(
-            c, connection.endpointsString(), layout, service, config, scheduler, random, stats));
+            c.client, connection.endpointsString(), layout, service, config, scheduler, random, stats));
         watchers.put(key, ref);
         stats.activeWatches.incrementAndGet();
         created = true;
@@ -242,7 +195,15 @@ final class WatchRegistry {
     }
     toStop.close();
     if (toClose != null) {
-      toClose.release();
+      SharedClient client = toClose.client;
+      // After the watcher's close, already queued, so its watch is cancelled first.
+      scheduler.execute(() -> closer.execute(() -> {
+        try {
+          client.close();
+        } catch (RuntimeException e) {
+          logger.debug("Closing the etcd client of {} failed", key.connection(), e);
+        }
+      }));
     }
   }
 

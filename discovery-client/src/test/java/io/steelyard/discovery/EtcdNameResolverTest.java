@@ -8,6 +8,7 @@ import io.grpc.NameResolver;
 import io.grpc.Status;
 import io.grpc.SynchronizationContext;
 import io.steelyard.balancer.EndpointWeights;
+import io.steelyard.registry.RegistryException;
 import io.steelyard.registry.ServiceInstance;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -151,6 +152,20 @@ class EtcdNameResolverTest {
       assertThat(s.getCode()).isEqualTo(Status.Code.UNAVAILABLE);
       assertThat(s.getDescription()).contains("service greeter");
       assertThat(s.getCause()).hasMessage("connection refused");
+    });
+  }
+
+  @Test
+  void aRefusalBeforeAnyListIsNamedAsARefusalNotUnreachability() {
+    start();
+    source.onUnavailable(new RegistryException(RegistryException.Kind.PERMISSION_DENIED,
+        "etcd refused list /services/greeter/: permission denied (PERMISSION_DENIED)", null));
+    assertThat(errors).singleElement().satisfies(s -> {
+      assertThat(s.getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+      assertThat(s.getDescription())
+          .startsWith("etcd refused to list service greeter: ")
+          .contains("permission denied")
+          .doesNotContain("unreachable");
     });
   }
 

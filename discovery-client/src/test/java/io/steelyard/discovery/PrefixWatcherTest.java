@@ -6,7 +6,9 @@ import static io.steelyard.discovery.ScriptedEtcdReader.put;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.steelyard.discovery.ScriptedEtcdReader.ScriptedWatch;
+import io.grpc.Status;
 import io.steelyard.registry.KeyLayout;
+import io.steelyard.registry.RegistryException;
 import io.steelyard.registry.ServiceInstance;
 import java.io.IOException;
 import java.time.Duration;
@@ -15,7 +17,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -253,22 +254,55 @@ class PrefixWatcherTest {
   }
 
   @Test
-  void aListingEtcdDoesNotAnswerInTimeFailsAndItsLateAnswerIsIgnored() {
+  void aRefusedListingIsNamedAtOnceAndRetriedOnlyAtTheCappedDelayOnTheSameClient() {
     watcher.start();
     ScriptedEtcdReader reader = clients.current();
-    var firstListing = reader.pendingList();
-    forwardMillis(TimeUnit.NANOSECONDS.toMillis(WatcherConfig.LIST_TIMEOUT_NANOS));
-    assertThat(unavailable).singleElement().satisfies(e -> assertThat(e)
-        .isInstanceOf(TimeoutException.class)
-        .hasMessageContaining("listing within 5000 ms"));
+    reader.pendingList().completeExceptionally(
+        Status.PERMISSION_DENIED.withDescription("etcdserver: permission denied").asRuntimeException());
+    assertThat(unavailable).singleElement().isInstanceOfSatisfying(RegistryException.class, e -> {
+      assertThat(e.kind()).isEqualTo(RegistryException.Kind.PERMISSION_DENIED);
+      assertThat(e.getMessage()).startsWith("etcd refused list greeter: permission denied");
+    });
 
-    firstListing.complete(listing(5, kv(P + "b", "10.0.0.2:1|1", 4)));
-    assertThat(snapshots).as("an abandoned listing's answer").isEmpty();
-    assertThat(reader.watches).isEmpty();
+    // Not retried as if etcd were away: nothing before the capped delay, and no new client.
+    forwardMillis(ServiceWatcher.DEFAULT_BACKOFF_MAX_MILLIS - 1);
+    assertThat(reader.lists).hasSize(1);
+    forwardMillis(1);
+    reader.pendingList().completeExceptionally(
+        Status.PERMISSION_DENIED.withDescription("etcdserver: permission denied").asRuntimeException());
+    forwardMillis(ServiceWatcher.DEFAULT_BACKOFF_MAX_MILLIS);
+    assertThat(reader.lists).hasSize(3);
+    assertThat(clients.renewed).isEmpty();
+    assertThat(unavailable).hasSize(2);
+  }
 
-    forwardMillis(200);
-    clients.current().pendingList().complete(listing(10, kv(P + "a", "10.0.0.1:1|2", 7)));
-    assertThat(snapshots).singleElement().satisfies(s -> assertThat(s.instances()).containsExactly(A));
+  @Test
+  void aListingOverTheMessageSizeLimitIsALimitNotUnreachability() {
+    watcher.start();
+    clients.current().pendingList().completeExceptionally(
+        Status.RESOURCE_EXHAUSTED
+            .withDescription("gRPC message exceeds maximum size 4194304: 9437246")
+            .asRuntimeException());
+    assertThat(unavailable).singleElement().isInstanceOfSatisfying(RegistryException.class, e -> {
+      assertThat(e.kind()).isEqualTo(RegistryException.Kind.LIMIT);
+      assertThat(e.getMessage())
+          .startsWith("etcd refused list greeter: over a size or quota limit")
+          .contains("4194304");
+    });
+  }
+
+  @Test
+  void aWatchRefusedAfterTheListingKeepsServingStaleWithoutRenewingTheClient() {
+    ScriptedWatch w = startListedAndWatching();
+    w.confirm(1, 10);
+    w.fail(Status.UNAUTHENTICATED.withDescription("etcdserver: invalid auth token").asRuntimeException());
+    assertThat(last().isStale()).isTrue();
+    assertThat(last().instances()).containsExactly(A);
+    forwardMillis(ServiceWatcher.DEFAULT_BACKOFF_MAX_MILLIS);
+    clients.current().openWatch().fail(
+        Status.UNAUTHENTICATED.withDescription("etcdserver: invalid auth token").asRuntimeException());
+    assertThat(clients.renewed).isEmpty();
+    assertThat(unavailable).isEmpty();
   }
 
   @Test

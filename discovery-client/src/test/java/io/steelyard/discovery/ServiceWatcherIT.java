@@ -14,8 +14,10 @@ import io.grpc.Status;
 import io.steelyard.balancer.EndpointWeights;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.KeyLayout;
+import io.steelyard.registry.internal.EtcdCalls;
 import io.steelyard.registry.ServiceInstance;
 import io.steelyard.testkit.EtcdCluster;
+import io.steelyard.testkit.grpc.RecordingLoadBalancerProvider;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -44,17 +46,19 @@ class ServiceWatcherIT {
   static final EtcdCluster etcd = EtcdCluster.builder().backend(EtcdCluster.Backend.BINARY).build();
 
   private static Client writer;
+  private static RecordingLoadBalancerProvider recording;
   private final List<ManagedChannel> channels = new ArrayList<>();
 
   @BeforeAll
   static void setUp() {
-    RecordingLoadBalancerProvider.register();
+    recording = RecordingLoadBalancerProvider.register("steelyard_test_recording");
     writer = EtcdConnection.of(etcd.endpoints()).connect();
   }
 
   @AfterAll
   static void tearDown() {
     writer.close();
+    recording.close();
   }
 
   @AfterEach
@@ -75,7 +79,7 @@ class ServiceWatcherIT {
   private ManagedChannel channel(String service) {
     ManagedChannel c = Grpc.newChannelBuilder(
             "etcd://" + hostPorts() + "/" + service, InsecureChannelCredentials.create())
-        .defaultLoadBalancingPolicy(RecordingLoadBalancerProvider.POLICY)
+        .defaultLoadBalancingPolicy(recording.getPolicyName())
         .build();
     channels.add(c);
     c.getState(true); // leave idle: starts the resolver
@@ -84,7 +88,7 @@ class ServiceWatcherIT {
 
   /** What the channel's balancer last received, as "port|weight" strings. */
   private static List<String> seenBy(String service, int channelIndex) {
-    List<RecordingLoadBalancerProvider.Recorder> rs = RecordingLoadBalancerProvider.recorders(service);
+    List<RecordingLoadBalancerProvider.Recorder> rs = recording.recorders(service);
     if (rs.size() <= channelIndex || rs.get(channelIndex).latest() == null) {
       return null;
     }
@@ -119,7 +123,7 @@ class ServiceWatcherIT {
 
     delete(writer, key("adds", 7001));
     await().atMost(Duration.ofSeconds(5)).until(() -> List.of().equals(seenBy("adds", 0)));
-    assertThat(RecordingLoadBalancerProvider.recorders("adds").get(0).errors).isEmpty();
+    assertThat(recording.recorders("adds").get(0).errors()).isEmpty();
   }
 
   @Test
@@ -127,34 +131,31 @@ class ServiceWatcherIT {
     put(writer, key("gap", 7001), "127.0.0.1:7001|1");
     AtomicBoolean wroteInTheWindow = new AtomicBoolean();
     // A reader that writes when the watcher asks it to watch: the listing is done, the watch
-    // not started yet, so a watch from "now" would miss all three writes.
-    Function<EtcdConnection, EtcdReader> writingInTheWindow = connection -> {
-      EtcdReader real = new JetcdReader(connection.connect());
-      return new EtcdReader() {
-        @Override
-        public CompletableFuture<Listing> list(String prefix) {
-          return real.list(prefix);
-        }
+    // not started yet, so a watch from "now" would miss all three writes. The rest is the
+    // production stack (RenewingClient, JetcdReader) on a registry of the test's own.
+    Function<EtcdReader, EtcdReader> writingInTheWindow = real -> new EtcdReader() {
+      @Override
+      public CompletableFuture<Listing> list(String prefix) {
+        return real.list(prefix);
+      }
 
-        @Override
-        public Watching watch(String prefix, long fromRevision, WatchCallbacks callbacks) {
-          if (wroteInTheWindow.compareAndSet(false, true)) {
-            put(writer, key("gap", 7002), "127.0.0.1:7002|2");
-            delete(writer, key("gap", 7001));
-            put(writer, key("gap", 7003), "127.0.0.1:7003|3");
-          }
-          return real.watch(prefix, fromRevision, callbacks);
+      @Override
+      public Watching watch(String prefix, long fromRevision, WatchCallbacks callbacks) {
+        if (wroteInTheWindow.compareAndSet(false, true)) {
+          put(writer, key("gap", 7002), "127.0.0.1:7002|2");
+          delete(writer, key("gap", 7001));
+          put(writer, key("gap", 7003), "127.0.0.1:7003|3");
         }
-
-        @Override
-        public void close() {
-          real.close();
-        }
-      };
+        return real.watch(prefix, fromRevision, callbacks);
+      }
     };
     ScheduledExecutorService thread = Executors.newSingleThreadScheduledExecutor();
-    WatchRegistry registry =
-        new WatchRegistry(Scheduler.of(thread), new Random(), Runnable::run, writingInTheWindow);
+    Scheduler scheduler = Scheduler.of(thread);
+    EtcdCalls calls = new EtcdCalls(Duration.ofSeconds(5), scheduler::schedule);
+    WatchRegistry registry = new WatchRegistry(scheduler, new Random(), Runnable::run, connection ->
+        new RenewingClient(
+            RenewingClient.renewable(connection, scheduler, Runnable::run),
+            client -> writingInTheWindow.apply(new JetcdReader(client, calls))));
     try (ServiceWatcher w = ServiceWatcher.builder(EtcdConnection.of(etcd.endpoints()), "gap")
         .open(registry, s -> {})) {
       await().atMost(Duration.ofSeconds(10)).until(() -> List.of("7002|2", "7003|3").equals(ports(w)));
@@ -244,17 +245,17 @@ class ServiceWatcherIT {
   void aChannelThatNeverHadAListGetsUnavailable() {
     // Nothing listens on port 1: the list fails, and the channel is told why.
     ManagedChannel c = Grpc.newChannelBuilder("etcd://127.0.0.1:1/nolist", InsecureChannelCredentials.create())
-        .defaultLoadBalancingPolicy(RecordingLoadBalancerProvider.POLICY)
+        .defaultLoadBalancingPolicy(recording.getPolicyName())
         .build();
     channels.add(c);
     c.getState(true);
     await().atMost(Duration.ofSeconds(30))
-        .until(() -> !RecordingLoadBalancerProvider.recorders("nolist").isEmpty()
-            && !RecordingLoadBalancerProvider.recorders("nolist").get(0).errors.isEmpty());
-    Status error = RecordingLoadBalancerProvider.recorders("nolist").get(0).errors.get(0);
+        .until(() -> !recording.recorders("nolist").isEmpty()
+            && !recording.recorders("nolist").get(0).errors().isEmpty());
+    Status error = recording.recorders("nolist").get(0).errors().get(0);
     assertThat(error.getCode()).isEqualTo(Status.Code.UNAVAILABLE);
     assertThat(error.getDescription()).contains("nolist").contains("127.0.0.1:1");
-    assertThat(RecordingLoadBalancerProvider.recorders("nolist").get(0).updates).isEmpty();
+    assertThat(recording.recorders("nolist").get(0).updates()).isEmpty();
   }
 
   @Test
@@ -290,7 +291,7 @@ class ServiceWatcherIT {
     try {
       put(writer, key("configured", 7001), "127.0.0.1:7001|2");
       ManagedChannel c = Grpc.newChannelBuilder("etcd:///configured", InsecureChannelCredentials.create())
-          .defaultLoadBalancingPolicy(RecordingLoadBalancerProvider.POLICY)
+          .defaultLoadBalancingPolicy(recording.getPolicyName())
           .build();
       channels.add(c);
       c.getState(true);

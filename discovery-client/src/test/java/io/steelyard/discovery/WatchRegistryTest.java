@@ -11,23 +11,46 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /** Sharing, release, statistics and client renewal of a registry, under fake time. */
 class WatchRegistryTest {
 
-  private static final EtcdConnection ETCD = EtcdConnection.of("http://etcd-a:2379");
-  private static final EtcdConnection OTHER_ETCD = EtcdConnection.of("http://etcd-b:2379");
+  // jetcd dials lazily: nothing listens on these ports, and nothing here contacts them.
+  private static final EtcdConnection ETCD = EtcdConnection.of("http://127.0.0.1:9");
+  private static final EtcdConnection OTHER_ETCD = EtcdConnection.of("http://127.0.0.1:19");
+
+  /** A connection's shared client in the sharing tests: one scripted reader, never renewed. */
+  private static final class ScriptedClient implements WatchRegistry.SharedClient {
+    final ScriptedEtcdReader reader;
+    boolean closed;
+
+    ScriptedClient(String name) {
+      reader = new ScriptedEtcdReader(name);
+    }
+
+    @Override
+    public EtcdReader reader() {
+      return reader;
+    }
+
+    @Override
+    public void renew(EtcdReader failed) {}
+
+    @Override
+    public void close() {
+      closed = true;
+    }
+  }
 
   private final FakeScheduler scheduler = new FakeScheduler();
-  private final List<ScriptedEtcdReader> connected = new ArrayList<>();
-  private final List<Long> connectedAtNanos = new ArrayList<>();
+  private final List<ScriptedClient> clients = new ArrayList<>();
   private final WatchRegistry registry = new WatchRegistry(scheduler, new Random(1), Runnable::run, c -> {
-    ScriptedEtcdReader r = new ScriptedEtcdReader(c.endpointsString() + "#" + (connected.size() + 1));
-    connected.add(r);
-    connectedAtNanos.add(scheduler.nanoTime());
-    return r;
+    ScriptedClient client = new ScriptedClient(c.endpointsString());
+    clients.add(client);
+    return client;
   });
 
   private static final WatchListener IGNORE = new WatchListener() {
@@ -49,7 +72,7 @@ class WatchRegistryTest {
     WatchRegistry.Subscription b = subscribe(ETCD, "b");
     WatchRegistry.Subscription other = subscribe(OTHER_ETCD, "a");
     assertThat(a1.watcher()).isSameAs(a2.watcher());
-    assertThat(connected).hasSize(2);
+    assertThat(clients).hasSize(2);
     assertThat(registry.stats().activeWatches()).isEqualTo(3);
     assertThat(registry.stats().etcdClients()).isEqualTo(2);
 
@@ -60,10 +83,10 @@ class WatchRegistryTest {
     b.close();
     assertThat(registry.stats().activeWatches()).isEqualTo(1);
     assertThat(registry.stats().etcdClients()).isEqualTo(1);
-    assertThat(connected.get(0).closed).isTrue();
-    assertThat(connected.get(1).closed).isFalse();
+    assertThat(clients.get(0).closed).isTrue();
+    assertThat(clients.get(1).closed).isFalse();
     other.close();
-    assertThat(connected.get(1).closed).isTrue();
+    assertThat(clients.get(1).closed).isTrue();
     assertThat(registry.stats().activeWatches()).isZero();
     assertThat(registry.stats().etcdClients()).isZero();
   }
@@ -72,7 +95,7 @@ class WatchRegistryTest {
   void maxStalenessIsMeasuredOnTheRegistrysClock() {
     scheduler.forward(1, TimeUnit.HOURS);
     subscribe(ETCD, "a");
-    ScriptedEtcdReader reader = connected.get(0);
+    ScriptedEtcdReader reader = clients.get(0).reader;
     reader.pendingList().complete(listing(10, kv("/services/a/x", "10.0.0.1:1", 3)));
     assertThat(registry.maxStaleness()).isZero();
     reader.openWatch().fail(new IOException("connection refused"));
@@ -82,36 +105,62 @@ class WatchRegistryTest {
     assertThat(registry.maxStaleness()).isEqualTo(Duration.ofSeconds(42));
   }
 
+  /**
+   * The production client renewal (registry-core's RenewableClient under {@link RenewingClient})
+   * on the fake clock, with a scripted reader for each jetcd client it makes.
+   */
   @Test
   void aClientThatKeepsFailingIsReplacedOnceForAllItsWatchersAndAtMostEveryTenSeconds() {
-    subscribe(ETCD, "a");
-    subscribe(ETCD, "b");
-    ScriptedEtcdReader first = connected.get(0);
-    failEveryAttemptUntilANewClientIsMade(first);
-    // Both watchers reported the failing client; it was replaced once, not before 10 s.
-    assertThat(connected).hasSize(2);
-    assertThat(connectedAtNanos.get(1)).isGreaterThanOrEqualTo(WatchRegistry.MIN_RENEW_INTERVAL_NANOS);
-    assertThat(first.closed).isTrue();
+    List<ScriptedEtcdReader> readers = new ArrayList<>();
+    List<Runnable> closes = new ArrayList<>();
+    List<Long> renewedAtNanos = new ArrayList<>(); // a replaced client goes to the closer at once
+    Executor closer = close -> {
+      closes.add(close);
+      renewedAtNanos.add(scheduler.nanoTime());
+    };
+    WatchRegistry renewing = new WatchRegistry(scheduler, new Random(1), Runnable::run, c ->
+        new RenewingClient(RenewingClient.renewable(c, scheduler, closer), client -> {
+          ScriptedEtcdReader r = new ScriptedEtcdReader("client-" + (readers.size() + 1));
+          readers.add(r);
+          return r;
+        }));
+    WatchRegistry.Subscription a =
+        renewing.subscribe(ETCD, KeyLayout.defaults(), "a", WatcherConfig.DEFAULTS, IGNORE);
+    WatchRegistry.Subscription b =
+        renewing.subscribe(ETCD, KeyLayout.defaults(), "b", WatcherConfig.DEFAULTS, IGNORE);
+    ScriptedEtcdReader first = readers.get(0);
+    assertThat(first.lists).as("both watchers list through the one client").hasSize(2);
 
-    ScriptedEtcdReader second = connected.get(1);
-    failEveryAttemptUntilANewClientIsMade(second);
-    assertThat(connected).hasSize(3);
-    assertThat(connectedAtNanos.get(2) - connectedAtNanos.get(1))
-        .isGreaterThanOrEqualTo(WatchRegistry.MIN_RENEW_INTERVAL_NANOS);
+    failEveryAttemptUntilANewReader(readers);
+    // Both watchers reported the failing client; it was replaced once, not before 10 s.
+    assertThat(readers).hasSize(2);
+    assertThat(renewedAtNanos).as("the replaced client, handed to the closer").hasSize(1);
+    assertThat(renewedAtNanos.get(0)).isGreaterThanOrEqualTo(TimeUnit.SECONDS.toNanos(10));
+
+    ScriptedEtcdReader second = readers.get(1);
+    failEveryAttemptUntilANewReader(readers);
+    assertThat(readers).hasSize(3);
+    assertThat(renewedAtNanos).hasSize(2);
+    assertThat(renewedAtNanos.get(1) - renewedAtNanos.get(0))
+        .isGreaterThanOrEqualTo(TimeUnit.SECONDS.toNanos(10));
     assertThat(second.lists).as("both watchers moved to the second client").hasSizeGreaterThanOrEqualTo(2);
 
     // The next attempts go to the third client, and they succeed.
     scheduler.forward(5, TimeUnit.SECONDS);
-    ScriptedEtcdReader third = connected.get(2);
+    ScriptedEtcdReader third = readers.get(2);
     assertThat(third.lists).hasSize(2);
     third.lists.forEach(f -> f.complete(listing(10)));
-    assertThat(registry.stats().staleWatches()).isZero();
+    assertThat(renewing.stats().staleWatches()).isZero();
+    a.close();
+    b.close();
+    closes.forEach(Runnable::run);
   }
 
-  private void failEveryAttemptUntilANewClientIsMade(ScriptedEtcdReader reader) {
-    int before = connected.size();
-    for (int i = 0; i < 1_000 && connected.size() == before; i++) {
-      reader.lists.stream().filter(f -> !f.isDone()).toList()
+  private void failEveryAttemptUntilANewReader(List<ScriptedEtcdReader> readers) {
+    int before = readers.size();
+    ScriptedEtcdReader failing = readers.get(before - 1);
+    for (int i = 0; i < 1_000 && readers.size() == before; i++) {
+      failing.lists.stream().filter(f -> !f.isDone()).toList()
           .forEach(f -> f.completeExceptionally(new IOException("connection refused")));
       scheduler.forward(100, TimeUnit.MILLISECONDS);
     }

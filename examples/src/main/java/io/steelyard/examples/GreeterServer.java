@@ -189,7 +189,7 @@ public final class GreeterServer implements AutoCloseable {
     }
   }
 
-  /** Rewrites this server's weight in etcd, on the same lease. */
+  /** Rewrites this server's weight in etcd, on the same lease, and waits for etcd's answer. */
   public void setWeight(int weight) {
     Validation.checkWeight(weight);
     RegisteredServer r;
@@ -197,7 +197,7 @@ public final class GreeterServer implements AutoCloseable {
       checkState(registered != null, "setWeight: not registered");
       r = registered;
     }
-    r.registration().setWeight(weight);
+    r.registration().setWeightAndWait(weight);
   }
 
   /** {@code SayHello} calls answered so far. */

@@ -88,7 +88,7 @@ class TokenExpiryIT {
           .atMost(Duration.ofSeconds(8))
           .until(() -> registration.state() == RegistrationState.REGISTERED && registration.leaseId() == lease);
 
-      registration.setWeight(5); // a write with an expired token: jetcd logs in again
+      registration.setWeightAndWait(5); // a write with an expired token: jetcd logs in again
       assertThat(etcd.logsContain("invalid auth token")).as("etcd refused an expired token").isTrue();
       await().atMost(Duration.ofSeconds(20)).until(() -> weights(seen.get()).equals(Map.of("127.0.0.1:7101", 5)));
 

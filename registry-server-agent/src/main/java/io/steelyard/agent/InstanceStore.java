@@ -49,13 +49,16 @@ import java.util.function.Supplier;
  * <prefix>/.drained/<service>/<address>} on the same lease (so it expires with the instance;
  * {@code .drained} can never be a service name), which {@code undrain} restores.
  *
- * <p>Blocking: each call waits at most the configured timeout for etcd and then fails with {@link
- * RegistryException.Kind#UNAVAILABLE}; a refusal (permission, authentication, TLS, a limit) fails
- * at once with its own kind. Thread-safe. Does not own the client.
+ * <p>Two forms: the {@code ...Async} methods (the agent's) return at once and complete on a
+ * jetcd or timer thread; the others (the CLI's) block the caller. Either way each etcd call waits
+ * at most the configured timeout and then fails with {@link RegistryException.Kind#UNAVAILABLE};
+ * a refusal (permission, authentication, TLS, a limit) fails at once with its own kind; every
+ * failure is a {@link RegistryException}. Thread-safe. Does not own the client.
  *
  * <pre>{@code
  * InstanceStore store = new InstanceStore(client, KeyLayout.defaults(), Duration.ofSeconds(5));
- * store.setWeight("greeter", "10.0.0.7:50051", 8);
+ * store.setWeight("greeter", "10.0.0.7:50051", 8);                 // blocks
+ * store.setWeightAsync("greeter", "10.0.0.7:50051", 8).thenRun(...); // does not
  * }</pre>
  */
 public final class InstanceStore {
@@ -106,30 +109,45 @@ public final class InstanceStore {
 
   /** The instance registered at {@code <prefix>/<service>/<address>}, if any. */
   public Optional<RegisteredInstance> get(String service, String address) {
+    return EtcdCalls.join("get " + address, getAsync(service, address));
+  }
+
+  /** {@link #get}, without blocking. */
+  public CompletableFuture<Optional<RegisteredInstance>> getAsync(String service, String address) {
     String key = layout.instanceKey(service, address);
-    TxnResponse r =
-        await(
-            () -> client.getKVClient()
-                .txn()
-                .Then(
-                    Op.get(bytes(key), GetOption.DEFAULT),
-                    Op.get(bytes(drainNoteKey(service, address)), GetOption.DEFAULT))
-                .commit(),
-            "get " + key);
-    List<KeyValue> kvs = r.getGetResponses().get(0).getKvs();
-    if (kvs.isEmpty()) {
-      return Optional.empty();
-    }
-    Map<String, Integer> notes = new HashMap<>();
-    for (KeyValue note : r.getGetResponses().get(1).getKvs()) {
-      parseNote(note).ifPresent(w -> notes.put(key, w));
-    }
-    return Optional.of(toInstance(service, kvs.get(0), -1, notes));
+    String noteKey = drainNoteKey(service, address);
+    return calls.call(
+            "get " + key,
+            () ->
+                client.getKVClient()
+                    .txn()
+                    .Then(
+                        Op.get(bytes(key), GetOption.DEFAULT),
+                        Op.get(bytes(noteKey), GetOption.DEFAULT))
+                    .commit())
+        .thenApply(
+            r -> {
+              List<KeyValue> kvs = r.getGetResponses().get(0).getKvs();
+              if (kvs.isEmpty()) {
+                return Optional.empty();
+              }
+              Map<String, Integer> notes = new HashMap<>();
+              for (KeyValue note : r.getGetResponses().get(1).getKvs()) {
+                parseNote(note).ifPresent(w -> notes.put(key, w));
+              }
+              return Optional.of(toInstance(service, kvs.get(0), -1, notes));
+            });
   }
 
   /** Like {@link #get}, but a missing key is {@link RegistryException.Kind#NOT_REGISTERED}. */
   public RegisteredInstance require(String service, String address) {
-    return get(service, address).orElseThrow(() -> notRegistered(service, address));
+    return EtcdCalls.join("get " + address, requireAsync(service, address));
+  }
+
+  /** {@link #require}, without blocking. */
+  public CompletableFuture<RegisteredInstance> requireAsync(String service, String address) {
+    return getAsync(service, address)
+        .thenApply(found -> found.orElseThrow(() -> notRegistered(service, address)));
   }
 
   /** The NOT_REGISTERED failure for an instance whose key does not exist. */
@@ -143,7 +161,14 @@ public final class InstanceStore {
 
   /** Reads the instance and sets its weight, keeping lease and format. */
   public RegisteredInstance setWeight(String service, String address, int weight) {
-    return setWeight(require(service, address), weight);
+    return EtcdCalls.join("set the weight of " + address, setWeightAsync(service, address, weight));
+  }
+
+  /** {@link #setWeight(String, String, int)}, without blocking. */
+  public CompletableFuture<RegisteredInstance> setWeightAsync(
+      String service, String address, int weight) {
+    Validation.checkWeight(weight);
+    return requireAsync(service, address).thenCompose(current -> setWeightAsync(current, weight));
   }
 
   /**
@@ -152,6 +177,11 @@ public final class InstanceStore {
    * the drain note is removed.
    */
   public RegisteredInstance setWeight(RegisteredInstance current, int weight) {
+    return EtcdCalls.join("set the weight of " + current.key(), setWeightAsync(current, weight));
+  }
+
+  /** {@link #setWeight(RegisteredInstance, int)}, without blocking. */
+  public CompletableFuture<RegisteredInstance> setWeightAsync(RegisteredInstance current, int weight) {
     Validation.checkWeight(weight);
     String noteKey = drainNoteKey(current);
     return rewrite(current, weight, -1, Op.delete(bytes(noteKey), DeleteOption.DEFAULT));
@@ -174,7 +204,7 @@ public final class InstanceStore {
             bytes(noteKey),
             bytes(Integer.toString(value.weight())),
             leaseOption(current.leaseId()));
-    return rewrite(current, 0, value.weight(), note);
+    return EtcdCalls.join("drain " + current.key(), rewrite(current, 0, value.weight(), note));
   }
 
   /**
@@ -215,40 +245,49 @@ public final class InstanceStore {
     return r.getDeleteResponses().get(0).getDeleted() > 0;
   }
 
-  private RegisteredInstance rewrite(
+  /** Writes {@code weight} (and {@code extra}) if the key is still as read; never blocks. */
+  private CompletableFuture<RegisteredInstance> rewrite(
       RegisteredInstance current, int weight, int drainedFrom, Op extra) {
-    DecodedValue.Accepted value = current.acceptedOrThrow();
+    DecodedValue.Accepted value;
+    try {
+      value = current.acceptedOrThrow();
+    } catch (RegistryException malformed) {
+      return CompletableFuture.failedFuture(malformed);
+    }
     ValueFormat format = value.format().forWeight(weight);
     ServiceInstance updated =
         new ServiceInstance(current.service(), value.address(), weight, value.metadata());
     byte[] encoded = ValueCodec.encode(updated, format);
     ByteSequence key = bytes(current.key());
-    TxnResponse r =
-        await(
-            () -> client.getKVClient()
-                .txn()
-                .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.modRevision(current.modRevision())))
-                .Then(
-                    Op.put(key, ByteSequence.from(encoded), leaseOption(current.leaseId())),
-                    extra)
-                .commit(),
-            "update " + current.key());
-    if (!r.isSucceeded()) {
-      throw new RegistryException(
-          RegistryException.Kind.CONFLICT,
-          current.key() + " changed since it was read (mod revision " + current.modRevision()
-              + "); nothing written, read it again",
-          null);
-    }
-    return new RegisteredInstance(
-        current.service(),
-        current.key(),
-        current.instanceId(),
-        new DecodedValue.Accepted(value.address(), weight, value.metadata(), format),
-        current.leaseId(),
-        r.getHeader().getRevision(),
-        -1,
-        drainedFrom);
+    return calls.call(
+            "update " + current.key(),
+            () ->
+                client.getKVClient()
+                    .txn()
+                    .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.modRevision(current.modRevision())))
+                    .Then(
+                        Op.put(key, ByteSequence.from(encoded), leaseOption(current.leaseId())),
+                        extra)
+                    .commit())
+        .thenApply(
+            r -> {
+              if (!r.isSucceeded()) {
+                throw new RegistryException(
+                    RegistryException.Kind.CONFLICT,
+                    current.key() + " changed since it was read (mod revision "
+                        + current.modRevision() + "); nothing written, read it again",
+                    null);
+              }
+              return new RegisteredInstance(
+                  current.service(),
+                  current.key(),
+                  current.instanceId(),
+                  new DecodedValue.Accepted(value.address(), weight, value.metadata(), format),
+                  current.leaseId(),
+                  r.getHeader().getRevision(),
+                  -1,
+                  drainedFrom);
+            });
   }
 
   private static PutOption leaseOption(long leaseId) {

@@ -6,9 +6,6 @@ import static org.awaitility.Awaitility.await;
 import io.grpc.EquivalentAddressGroup;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
-import io.grpc.NameResolver;
-import io.grpc.NameResolverProvider;
-import io.grpc.NameResolverRegistry;
 import io.grpc.Server;
 import io.grpc.ServerInterceptors;
 import io.grpc.Status;
@@ -20,12 +17,10 @@ import io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.testkit.EtcdCluster;
+import io.steelyard.testkit.grpc.StaticResolverProvider;
 import java.net.InetSocketAddress;
-import java.net.SocketAddress;
-import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -59,6 +54,7 @@ class GracefulShutdownIT {
   private final List<RegisteredServer> servers = new ArrayList<>();
   private final List<AtomicLong> served = new ArrayList<>();
   private ManagedChannel channel;
+  private StaticResolverProvider resolver;
   private ExecutorService callers;
 
   @AfterEach
@@ -69,6 +65,9 @@ class GracefulShutdownIT {
     }
     if (channel != null) {
       channel.shutdownNow();
+    }
+    if (resolver != null) {
+      resolver.close();
     }
     for (RegisteredServer s : servers) {
       s.server().shutdownNow();
@@ -122,11 +121,15 @@ class GracefulShutdownIT {
     a.registration().registered().get(10, TimeUnit.SECONDS);
     b.registration().registered().get(10, TimeUnit.SECONDS);
 
-    String scheme = "graceful-static-" + System.nanoTime();
-    NameResolverRegistry.getDefaultRegistry()
-        .register(new StaticResolverProvider(scheme, List.of(a.server(), b.server())));
+    resolver = StaticResolverProvider.register("graceful-static");
+    String target =
+        resolver.target(
+            "both",
+            List.of(
+                new EquivalentAddressGroup(new InetSocketAddress("127.0.0.1", a.server().getPort())),
+                new EquivalentAddressGroup(new InetSocketAddress("127.0.0.1", b.server().getPort()))));
     channel =
-        ManagedChannelBuilder.forTarget(scheme + ":///both")
+        ManagedChannelBuilder.forTarget(target)
             .usePlaintext()
             .defaultServiceConfig(
                 Map.of(
@@ -221,63 +224,5 @@ class GracefulShutdownIT {
     return stub.withDeadlineAfter(2, TimeUnit.SECONDS)
         .check(HealthCheckRequest.newBuilder().setService(service).build())
         .getStatus();
-  }
-
-  /** Resolves {@code <scheme>:///anything} to the fixed addresses of the given servers. */
-  private static final class StaticResolverProvider extends NameResolverProvider {
-    private final String scheme;
-    private final List<Server> servers;
-
-    StaticResolverProvider(String scheme, List<Server> servers) {
-      this.scheme = scheme;
-      this.servers = servers;
-    }
-
-    @Override
-    public NameResolver newNameResolver(URI targetUri, NameResolver.Args args) {
-      if (!scheme.equals(targetUri.getScheme())) {
-        return null;
-      }
-      return new NameResolver() {
-        @Override
-        public String getServiceAuthority() {
-          return "static";
-        }
-
-        @Override
-        public void start(Listener2 listener) {
-          List<EquivalentAddressGroup> groups = new ArrayList<>();
-          for (Server s : servers) {
-            SocketAddress addr = new InetSocketAddress("127.0.0.1", s.getPort());
-            groups.add(new EquivalentAddressGroup(addr));
-          }
-          listener.onResult(ResolutionResult.newBuilder().setAddressesOrError(
-              io.grpc.StatusOr.fromValue(groups)).build());
-        }
-
-        @Override
-        public void shutdown() {}
-      };
-    }
-
-    @Override
-    public String getDefaultScheme() {
-      return scheme;
-    }
-
-    @Override
-    protected boolean isAvailable() {
-      return true;
-    }
-
-    @Override
-    protected int priority() {
-      return 5;
-    }
-
-    @Override
-    public Collection<Class<? extends SocketAddress>> getProducedSocketAddressTypes() {
-      return List.of(InetSocketAddress.class);
-    }
   }
 }

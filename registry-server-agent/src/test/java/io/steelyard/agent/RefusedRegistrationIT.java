@@ -53,7 +53,7 @@ class RefusedRegistrationIT {
     try (ServiceRegistration r = ServiceRegistration.builder(as("greeter", "greeterpw"), "greeter", "10.0.0.1:1")
         .ttl(Duration.ofSeconds(2)).build()) {
       r.start().get(20, TimeUnit.SECONDS);
-      r.setWeight(7);
+      r.setWeightAndWait(7);
       await("keepalives go on past the TTL")
           .during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(6))
           .until(() -> r.state() == RegistrationState.REGISTERED);

@@ -32,19 +32,6 @@ final class BinaryClusterBackend implements ClusterBackend {
   /** Port races (another process grabbing a port between our probe and etcd's bind) get retried. */
   private static final int START_ATTEMPTS = 3;
 
-  /**
-   * Test-friendly etcd settings: 100 ms heartbeats and a 1 s election timeout (etcd's defaults,
-   * and the smallest that stay stable on a loaded 2-core machine), snapshots often enough to keep
-   * the WAL short, and a 256 MiB quota so a runaway test fails instead of filling the disk.
-   */
-  private static final List<String> TUNING =
-      List.of(
-          "--heartbeat-interval", "100",
-          "--election-timeout", "1000",
-          "--snapshot-count", "5000",
-          "--quota-backend-bytes", Long.toString(256L * 1024 * 1024),
-          "--logger", "zap");
-
   private static final Map<Path, Boolean> NO_FSYNC_SUPPORT = new ConcurrentHashMap<>();
 
   private final Path binary;
@@ -195,7 +182,8 @@ final class BinaryClusterBackend implements ClusterBackend {
             "--initial-cluster", initialCluster,
             "--initial-cluster-state", "new",
             "--initial-cluster-token", token));
-    command.addAll(TUNING);
+    command.addAll(EtcdTuning.FLAGS);
+    command.addAll(List.of("--logger", "zap")); // etcd 3.4 defaults to capnslog
     if (tls != null) {
       command.addAll(
           List.of(
@@ -209,7 +197,7 @@ final class BinaryClusterBackend implements ClusterBackend {
       }
     }
     if (supportsNoFsync(binary)) {
-      command.add("--unsafe-no-fsync"); // etcd 3.5+: tests never need durability across power loss
+      command.add(EtcdTuning.NO_FSYNC);
     }
     command.addAll(extraArgs);
     return command;
@@ -277,7 +265,7 @@ final class BinaryClusterBackend implements ClusterBackend {
       help.getOutputStream().close();
       String text = new String(help.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
       help.waitFor(10, TimeUnit.SECONDS);
-      return text.contains("--unsafe-no-fsync");
+      return text.contains(EtcdTuning.NO_FSYNC);
     } catch (IOException e) {
       return false;
     } catch (InterruptedException e) {

@@ -61,12 +61,9 @@ final class DockerClusterBackend implements ClusterBackend {
               "--initial-advertise-peer-urls", "http://" + host + ":" + PEER_PORT,
               "--initial-cluster", initialCluster,
               "--initial-cluster-state", "new",
-              "--initial-cluster-token", token,
-              "--heartbeat-interval", "100",
-              "--election-timeout", "1000",
-              "--snapshot-count", "5000",
-              "--quota-backend-bytes", Long.toString(256L * 1024 * 1024),
-              "--unsafe-no-fsync"));
+              "--initial-cluster-token", token));
+      command.addAll(EtcdTuning.FLAGS);
+      command.add(EtcdTuning.NO_FSYNC);
       command.addAll(extraArgs);
       GenericContainer<?> container =
           new GenericContainer<>(IMAGE)

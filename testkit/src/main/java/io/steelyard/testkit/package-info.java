@@ -3,7 +3,8 @@
  * members that can be stopped, killed and restarted), {@link io.steelyard.testkit.EtcdMember}, and
  * {@link io.steelyard.testkit.EtcdLauncher} for scripts. Members run in Docker via Testcontainers
  * when a Docker engine is available, otherwise from the local {@code etcd} binary (3.4+) on
- * loopback ports. Everything else in this package is package-private.
+ * loopback ports. Everything else in this package is package-private. The grpc-java fixtures that
+ * several modules' tests share are in {@link io.steelyard.testkit.grpc}.
  *
  * <pre>{@code
  * @RegisterExtension

@@ -15,22 +15,14 @@ import io.grpc.protobuf.services.HealthCheckingLoadBalancerUtil;
  * dependency) the balancer runs unwrapped and {@code healthCheckConfig} has no effect, exactly as
  * for grpc-java's own policies.
  */
-public final class HealthChecking {
+final class HealthChecking {
 
   private static final boolean AVAILABLE = isAvailable();
 
   private HealthChecking() {}
 
-  /** A {@code policy} balancer, wrapped for health checking when grpc-services is present. */
-  public static LoadBalancer newLoadBalancer(
-      WeightedLoadBalancer.Policy policy, LoadBalancer.Helper helper) {
-    LoadBalancer.Factory factory =
-        new LoadBalancer.Factory() {
-          @Override
-          public LoadBalancer newLoadBalancer(LoadBalancer.Helper h) {
-            return new WeightedLoadBalancer(h, policy);
-          }
-        };
+  /** A balancer from {@code factory}, wrapped for health checking when grpc-services is present. */
+  static LoadBalancer wrap(LoadBalancer.Factory factory, LoadBalancer.Helper helper) {
     if (AVAILABLE) {
       return Wrapper.wrap(factory, helper);
     }

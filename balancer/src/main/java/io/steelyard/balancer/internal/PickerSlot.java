@@ -28,8 +28,9 @@ import org.slf4j.LoggerFactory;
  * wraps every published picker in one that, on <em>each</em> pick, copies the result with the
  * unwrapped subchannel: one allocation per call, for {@code round_robin} as for us. We do that
  * unwrapping once, here, so the wrapper finds nothing to copy and returns our stored result. If
- * the wrapper's internals ever change (class or method gone), we simply skip this step and the
- * wrapper's per-pick copy applies again: slower, never wrong.
+ * the wrapper's internals ever change (class or method gone), this step is skipped and the
+ * wrapper's per-pick copy applies again: slower, never wrong, and caught by {@code
+ * HealthWrapperUnwrappingTest}, which fails the day that happens.
  */
 final class PickerSlot {
 
@@ -37,7 +38,7 @@ final class PickerSlot {
 
   private static final PickSubchannelArgs PROBE_ARGS = new ProbeArgs();
 
-  private static final String HEALTH_SUBCHANNEL_CLASS =
+  static final String HEALTH_SUBCHANNEL_CLASS =
       "io.grpc.protobuf.services.HealthCheckingLoadBalancerFactory$SubchannelImpl";
 
   @Nullable private static final Class<?> healthSubchannelClass;
@@ -64,6 +65,11 @@ final class PickerSlot {
   }
 
   private PickerSlot() {}
+
+  /** Whether the health-checking wrapper's subchannels were found and can be unwrapped. */
+  static boolean unwrapsHealthCheckingSubchannels() {
+    return healthSubchannelClass != null;
+  }
 
   /** The precomputed result for {@code childPicker}, or null when it must be called per pick. */
   @Nullable

@@ -7,6 +7,7 @@ import com.google.common.math.IntMath;
 import io.grpc.LoadBalancer.PickResult;
 import io.grpc.LoadBalancer.PickSubchannelArgs;
 import io.grpc.LoadBalancer.SubchannelPicker;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -48,6 +49,21 @@ final class SmoothRoundRobinPicker extends WeightedPicker {
     super(childPickers, weights);
     this.sequence = requireNonNull(sequence, "sequence");
     this.schedule = buildSchedule(periodWeights(this.weights));
+  }
+
+  /**
+   * The production factory: the balancer's pickers share one counter, started at a random point
+   * so that many clients do not all begin on the same endpoint.
+   */
+  static PickerFactory newFactory() {
+    return newFactory(ThreadLocalRandom.current().nextLong(1L << 32));
+  }
+
+  /** Pickers share one counter starting at {@code initialSequence}, for exact tests. */
+  @VisibleForTesting
+  static PickerFactory newFactory(long initialSequence) {
+    AtomicLong sequence = new AtomicLong(initialSequence);
+    return (childPickers, weights) -> new SmoothRoundRobinPicker(childPickers, weights, sequence);
   }
 
   @Override

@@ -6,7 +6,6 @@ import static io.grpc.ConnectivityState.READY;
 import static io.grpc.ConnectivityState.TRANSIENT_FAILURE;
 import static java.util.Objects.requireNonNull;
 
-import com.google.common.annotations.VisibleForTesting;
 import io.grpc.ConnectivityState;
 import io.grpc.EquivalentAddressGroup;
 import io.grpc.LoadBalancer;
@@ -18,82 +17,56 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Random;
-import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.atomic.AtomicLong;
-import javax.annotation.Nullable;
+import java.util.concurrent.atomic.AtomicInteger;
 import javax.annotation.concurrent.NotThreadSafe;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
- * The balancer behind both steelyard policies: one pick_first child per endpoint (grpc-java's
+ * The balancer behind every steelyard policy: one pick_first child per endpoint (grpc-java's
  * {@link MultiChildLoadBalancer}, exactly as {@code round_robin}), and a weighted picker over the
- * READY children.
+ * READY eligible children, built by the policy's {@link PickerFactory}.
+ *
+ * <p>The path from a resolution to a picker, one stage per place:
+ *
+ * <ol>
+ *   <li>which endpoints get a child: {@link #createChildAddressesMap} (all of them today; weighted
+ *       subsetting will choose here);
+ *   <li>declared weight per endpoint: {@link EndpointWeights#WEIGHT}, {@value
+ *       EndpointWeights#DEFAULT_WEIGHT} when absent, read in {@link #createChildAddressesMap};
+ *   <li>eligibility and effective weight: {@link EffectiveWeights};
+ *   <li>the picker over the READY eligible children: the {@link PickerFactory}.
+ * </ol>
  *
  * <p>Children are keyed by address only, so an update that changes nothing but weights (or other
  * attributes) reaches the existing children, whose pick_first keeps its subchannel and connection;
- * only the picker is rebuilt. A weight is read from {@link EndpointWeights#WEIGHT}; an endpoint
- * without it weighs {@value EndpointWeights#DEFAULT_WEIGHT}.
+ * only the picker is rebuilt. The aggregate state follows {@code round_robin} over the eligible
+ * children: any READY gives READY, else any CONNECTING or IDLE gives CONNECTING, else
+ * TRANSIENT_FAILURE. A resolver error while READY keeps the current picker.
  *
- * <p>Eligible endpoints are those with a positive weight; if every endpoint has weight 0 they all
- * become eligible with equal weights (a warning is logged once on entering that state). The
- * aggregate state follows {@code round_robin} over the eligible children: any READY gives READY,
- * else any CONNECTING or IDLE gives CONNECTING, else TRANSIENT_FAILURE. A resolver error while
- * READY keeps the current picker.
+ * <p>The policy's parsed {@link WeightedPolicyConfig} arrives in {@code
+ * ResolvedAddresses.getLoadBalancingPolicyConfig()} (null under {@code
+ * defaultLoadBalancingPolicy}, meaning {@link WeightedPolicyConfig#DEFAULT}); no option is read
+ * yet.
  *
  * <p>Threading: like every {@link LoadBalancer}, called only from the channel's
  * SynchronizationContext; all fields are confined to it. Pickers are immutable and thread-safe.
  */
 @NotThreadSafe
-public final class WeightedLoadBalancer extends MultiChildLoadBalancer {
-
-  private static final Logger logger = LoggerFactory.getLogger(WeightedLoadBalancer.class);
+final class WeightedLoadBalancer extends MultiChildLoadBalancer {
 
   private static final PickResult CONNECTING_RESULT = PickResult.withNoResult();
 
-  /** Which picker to build over the READY endpoints. */
-  public enum Policy {
-    WEIGHTED_RANDOM("weighted_random"),
-    WEIGHTED_ROUND_ROBIN_STATIC("weighted_round_robin_static");
+  private final PickerFactory pickerFactory;
+  private final EffectiveWeights effectiveWeights;
 
-    private final String policyName;
+  /** Declared weight per child key, from the latest non-empty resolution. */
+  private Map<Object, Integer> declaredWeights = new HashMap<>();
 
-    Policy(String policyName) {
-      this.policyName = policyName;
-    }
-
-    public String policyName() {
-      return policyName;
-    }
-  }
-
-  private final Policy policy;
-  @Nullable private final Random random;
-  private final AtomicLong sequence;
-
-  /** Weight per child key, from the latest non-empty resolution. */
-  private Map<Object, Integer> weightsByKey = new HashMap<>();
-
-  private boolean allDrained;
   private SubchannelPicker currentPicker = new FixedResultPicker(CONNECTING_RESULT);
 
-  /** Production constructor: {@link ThreadLocalRandom} for picks and the sequence's start. */
-  public WeightedLoadBalancer(Helper helper, Policy policy) {
-    this(helper, policy, null, ThreadLocalRandom.current().nextLong(1L << 32));
-  }
-
-  /**
-   * @param random the source of weighted_random picks; null means {@link ThreadLocalRandom}
-   * @param initialSequence where weighted_round_robin_static starts in its schedule
-   */
-  @VisibleForTesting
-  public WeightedLoadBalancer(
-      Helper helper, Policy policy, @Nullable Random random, long initialSequence) {
+  WeightedLoadBalancer(Helper helper, String policyName, PickerFactory pickerFactory) {
     super(helper);
-    this.policy = requireNonNull(policy, "policy");
-    this.random = random;
-    this.sequence = new AtomicLong(initialSequence);
+    this.pickerFactory = requireNonNull(pickerFactory, "pickerFactory");
+    this.effectiveWeights = new EffectiveWeights(policyName);
   }
 
   @Override
@@ -106,7 +79,7 @@ public final class WeightedLoadBalancer extends MultiChildLoadBalancer {
         EquivalentAddressGroup eag = entry.getValue().getAddresses().get(0);
         weights.put(entry.getKey(), EndpointWeights.weight(eag));
       }
-      weightsByKey = weights;
+      declaredWeights = weights;
     }
     return children;
   }
@@ -139,83 +112,45 @@ public final class WeightedLoadBalancer extends MultiChildLoadBalancer {
 
   @Override
   protected void updateOverallBalancingState() {
-    List<ChildLbState> eligible = eligibleChildren();
-    List<SubchannelPicker> readyPickers = new ArrayList<>(eligible.size());
-    List<Integer> readyWeights = new ArrayList<>(eligible.size());
+    List<ChildLbState> children = new ArrayList<>(getChildLbStates());
+    int[] declared = new int[children.size()];
+    for (int i = 0; i < declared.length; i++) {
+      Integer w = declaredWeights.get(children.get(i).getKey());
+      declared[i] = w == null ? EndpointWeights.DEFAULT_WEIGHT : w;
+    }
+    int[] effective = effectiveWeights.compute(declared);
+
+    List<SubchannelPicker> readyPickers = new ArrayList<>(children.size());
+    int[] readyWeights = new int[children.size()];
+    List<SubchannelPicker> failing = new ArrayList<>(children.size());
     boolean connecting = false;
-    for (ChildLbState child : eligible) {
+    for (int i = 0; i < children.size(); i++) {
+      if (effective[i] == 0) {
+        continue;
+      }
+      ChildLbState child = children.get(i);
       ConnectivityState state = child.getCurrentState();
       if (state == READY) {
+        readyWeights[readyPickers.size()] = effective[i];
         readyPickers.add(child.getCurrentPicker());
-        readyWeights.add(allDrained ? 1 : weightOf(child));
       } else if (state == CONNECTING || state == IDLE) {
         connecting = true;
+      } else {
+        failing.add(child.getCurrentPicker());
       }
     }
     if (!readyPickers.isEmpty()) {
-      SubchannelPicker[] pickers = readyPickers.toArray(new SubchannelPicker[0]);
-      int[] weights = readyWeights.stream().mapToInt(Integer::intValue).toArray();
-      updateBalancingState(READY, newPicker(pickers, weights));
+      SubchannelPicker picker =
+          pickerFactory.newPicker(
+              readyPickers.toArray(new SubchannelPicker[0]),
+              Arrays.copyOf(readyWeights, readyPickers.size()));
+      updateBalancingState(READY, picker);
     } else if (connecting) {
       updateBalancingState(CONNECTING, new FixedResultPicker(CONNECTING_RESULT));
     } else {
-      // Every eligible child failed: round-robin over their pickers, which report their errors.
-      List<SubchannelPicker> failing = new ArrayList<>(eligible.size());
-      for (ChildLbState child : eligible) {
-        failing.add(child.getCurrentPicker());
-      }
-      updateBalancingState(TRANSIENT_FAILURE, new FailingPicker(failing, sequence));
+      // Every eligible child failed: rotate over their pickers, which report their errors.
+      updateBalancingState(TRANSIENT_FAILURE, new FailingPicker(failing));
     }
-  }
-
-  private SubchannelPicker newPicker(SubchannelPicker[] pickers, int[] weights) {
-    switch (policy) {
-      case WEIGHTED_RANDOM:
-        return new WeightedRandomPicker(pickers, weights, random);
-      case WEIGHTED_ROUND_ROBIN_STATIC:
-        return new SmoothRoundRobinPicker(pickers, weights, sequence);
-    }
-    throw new AssertionError(policy);
-  }
-
-  /**
-   * Builds the READY picker {@code policy} would publish over {@code childPickers} with positive
-   * {@code weights}. Exposed for the picker-rebuild benchmark only.
-   */
-  public static SubchannelPicker newReadyPicker(
-      Policy policy, SubchannelPicker[] childPickers, int[] weights) {
-    switch (policy) {
-      case WEIGHTED_RANDOM:
-        return new WeightedRandomPicker(childPickers, weights);
-      case WEIGHTED_ROUND_ROBIN_STATIC:
-        return new SmoothRoundRobinPicker(childPickers, weights, new AtomicLong());
-    }
-    throw new AssertionError(policy);
-  }
-
-  /** Children with a positive weight; all children when every weight is 0. */
-  private List<ChildLbState> eligibleChildren() {
-    List<ChildLbState> eligible = new ArrayList<>(getChildLbStates().size());
-    for (ChildLbState child : getChildLbStates()) {
-      if (weightOf(child) > 0) {
-        eligible.add(child);
-      }
-    }
-    boolean nowAllDrained = eligible.isEmpty() && !getChildLbStates().isEmpty();
-    if (nowAllDrained && !allDrained) {
-      logger.warn(
-          "{}: all {} endpoints have weight 0 (drained); using them with equal weights until one"
-              + " has a positive weight",
-          policy.policyName(),
-          getChildLbStates().size());
-    }
-    allDrained = nowAllDrained;
-    return nowAllDrained ? new ArrayList<>(getChildLbStates()) : eligible;
-  }
-
-  private int weightOf(ChildLbState child) {
-    Integer w = weightsByKey.get(child.getKey());
-    return w == null ? EndpointWeights.DEFAULT_WEIGHT : w;
   }
 
   private void updateBalancingState(ConnectivityState state, SubchannelPicker picker) {
@@ -229,17 +164,15 @@ public final class WeightedLoadBalancer extends MultiChildLoadBalancer {
   /** TRANSIENT_FAILURE picker: rotates over the failed children so each one's error surfaces. */
   static final class FailingPicker extends SubchannelPicker {
     private final SubchannelPicker[] pickers;
-    private final AtomicLong sequence;
+    private final AtomicInteger next = new AtomicInteger();
 
-    FailingPicker(List<SubchannelPicker> pickers, AtomicLong sequence) {
+    FailingPicker(List<SubchannelPicker> pickers) {
       this.pickers = pickers.toArray(new SubchannelPicker[0]);
-      this.sequence = sequence;
     }
 
     @Override
     public PickResult pickSubchannel(PickSubchannelArgs args) {
-      int i = (int) Math.floorMod(sequence.getAndIncrement(), (long) pickers.length);
-      return pickers[i].pickSubchannel(args);
+      return pickers[Math.floorMod(next.getAndIncrement(), pickers.length)].pickSubchannel(args);
     }
 
     @Override

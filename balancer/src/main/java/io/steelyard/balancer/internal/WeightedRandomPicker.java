@@ -34,6 +34,17 @@ final class WeightedRandomPicker extends WeightedPicker {
     this(childPickers, weights, null);
   }
 
+  /** The production factory: picks draw from {@link ThreadLocalRandom}. */
+  static PickerFactory newFactory() {
+    return WeightedRandomPicker::new;
+  }
+
+  /** Picks draw from {@code random}, for exact, repeatable tests. */
+  @VisibleForTesting
+  static PickerFactory newFactory(Random random) {
+    return (childPickers, weights) -> new WeightedRandomPicker(childPickers, weights, random);
+  }
+
   @VisibleForTesting
   WeightedRandomPicker(SubchannelPicker[] childPickers, int[] weights, @Nullable Random random) {
     super(childPickers, weights);

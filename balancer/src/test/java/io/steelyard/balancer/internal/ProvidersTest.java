@@ -1,26 +1,19 @@
 package io.steelyard.balancer.internal;
 
-import static io.grpc.ConnectivityState.READY;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.grpc.Attributes;
-import io.grpc.EquivalentAddressGroup;
-import io.grpc.LoadBalancer;
-import io.grpc.LoadBalancer.PickResult;
-import io.grpc.LoadBalancer.ResolvedAddresses;
 import io.grpc.LoadBalancerProvider;
 import io.grpc.NameResolver.ConfigOrError;
-import io.steelyard.balancer.EndpointWeights;
+import io.grpc.Status;
 import io.steelyard.balancer.WeightedRandomLoadBalancerProvider;
 import io.steelyard.balancer.WeightedRoundRobinStaticLoadBalancerProvider;
-import io.steelyard.balancer.internal.FakeHelper.FakeSubchannel;
-import java.net.InetSocketAddress;
-import java.util.List;
+import java.util.HashMap;
 import java.util.Map;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-/** The public providers as a channel uses them: health-checking wrapper included. */
+/** The public providers as grpc's registry sees them: names, config parsing. */
 class ProvidersTest {
 
   private static LoadBalancerProvider provider(String name) {
@@ -29,40 +22,44 @@ class ProvidersTest {
         : new WeightedRoundRobinStaticLoadBalancerProvider();
   }
 
-  @ParameterizedTest
-  @ValueSource(strings = {"weighted_random", "weighted_round_robin_static"})
-  void emptyConfigIsAccepted(String name) {
-    ConfigOrError parsed = provider(name).parseLoadBalancingPolicyConfig(Map.of());
-
-    assertThat(parsed.getError()).isNull();
+  @Test
+  void eachProviderAnswersToItsPublishedName() {
+    assertThat(new WeightedRandomLoadBalancerProvider().getPolicyName())
+        .isEqualTo(WeightedRandomLoadBalancerProvider.POLICY_NAME)
+        .isEqualTo(WeightedPolicy.WEIGHTED_RANDOM.name());
+    assertThat(new WeightedRoundRobinStaticLoadBalancerProvider().getPolicyName())
+        .isEqualTo(WeightedRoundRobinStaticLoadBalancerProvider.POLICY_NAME)
+        .isEqualTo(WeightedPolicy.WEIGHTED_ROUND_ROBIN_STATIC.name());
   }
 
   @ParameterizedTest
   @ValueSource(strings = {"weighted_random", "weighted_round_robin_static"})
-  void picksThroughTheHealthWrapperReturnOneStoredResultWithTheChannelsSubchannel(String name) {
-    FakeHelper helper = new FakeHelper();
-    LoadBalancer lb = provider(name).newLoadBalancer(helper);
-    helper.syncContext.execute(
-        () ->
-            lb.acceptResolvedAddresses(
-                ResolvedAddresses.newBuilder()
-                    .setAddresses(
-                        List.of(
-                            EndpointWeights.withWeight(
-                                new EquivalentAddressGroup(
-                                    InetSocketAddress.createUnresolved("a", 1)),
-                                3)))
-                    .setAttributes(Attributes.EMPTY)
-                    .build()));
-    FakeSubchannel subchannel = helper.createdSubchannels.get(0);
-    helper.deliver(subchannel, READY);
+  void emptyConfigParsesToTheDefaultConfigObject(String name) {
+    ConfigOrError parsed = provider(name).parseLoadBalancingPolicyConfig(Map.of());
 
-    PickResult first = helper.lastPicker().pickSubchannel(null);
-    PickResult second = helper.lastPicker().pickSubchannel(null);
+    assertThat(parsed.getError()).isNull();
+    assertThat(parsed.getConfig()).isSameAs(WeightedPolicyConfig.DEFAULT);
+  }
 
-    assertThat(helper.lastState()).isEqualTo(READY);
-    assertThat(first.getSubchannel()).isSameAs(subchannel);
-    assertThat(second).isSameAs(first);
-    helper.syncContext.execute(lb::shutdown);
+  @ParameterizedTest
+  @ValueSource(strings = {"weighted_random", "weighted_round_robin_static"})
+  void unknownFieldIsAConfigErrorNamingPolicyAndField(String name) {
+    ConfigOrError parsed =
+        provider(name).parseLoadBalancingPolicyConfig(Map.of("slowstart", Map.of("window", "10s")));
+
+    assertThat(parsed.getConfig()).isNull();
+    assertThat(parsed.getError().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+    assertThat(parsed.getError().getDescription())
+        .isEqualTo(name + ".slowstart: unknown field (expected: no fields, {})");
+  }
+
+  @Test
+  void nullFieldValueIsStillAnUnknownField() {
+    Map<String, Object> raw = new HashMap<>();
+    raw.put("subsetSize", null);
+
+    ConfigOrError parsed = new WeightedRandomLoadBalancerProvider().parseLoadBalancingPolicyConfig(raw);
+
+    assertThat(parsed.getError().getDescription()).startsWith("weighted_random.subsetSize:");
   }
 }

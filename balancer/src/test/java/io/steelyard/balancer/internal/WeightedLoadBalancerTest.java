@@ -17,8 +17,8 @@ import io.grpc.LoadBalancer.ResolvedAddresses;
 import io.grpc.LoadBalancer.SubchannelPicker;
 import io.grpc.Status;
 import io.steelyard.balancer.EndpointWeights;
-import io.steelyard.balancer.internal.FakeHelper.FakeSubchannel;
-import io.steelyard.balancer.internal.WeightedLoadBalancer.Policy;
+import io.steelyard.testkit.grpc.FakeHelper;
+import io.steelyard.testkit.grpc.FakeHelper.FakeSubchannel;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.util.ArrayList;
@@ -43,17 +43,21 @@ class WeightedLoadBalancerTest {
   @AfterEach
   void shutdown() {
     if (lb != null) {
-      helper.syncContext.execute(lb::shutdown);
+      helper.syncContext().execute(lb::shutdown);
     }
   }
 
   private WeightedLoadBalancer roundRobin() {
-    lb = new WeightedLoadBalancer(helper, Policy.WEIGHTED_ROUND_ROBIN_STATIC, null, 0);
+    lb =
+        new WeightedLoadBalancer(
+            helper, "weighted_round_robin_static", SmoothRoundRobinPicker.newFactory(0));
     return lb;
   }
 
   private WeightedLoadBalancer random(long seed) {
-    lb = new WeightedLoadBalancer(helper, Policy.WEIGHTED_RANDOM, new Random(seed), 0);
+    lb =
+        new WeightedLoadBalancer(
+            helper, "weighted_random", WeightedRandomPicker.newFactory(new Random(seed)));
     return lb;
   }
 
@@ -63,7 +67,7 @@ class WeightedLoadBalancerTest {
 
   private Status resolve(EquivalentAddressGroup... eags) {
     Status[] status = new Status[1];
-    helper.syncContext.execute(
+    helper.syncContext().execute(
         () ->
             status[0] =
                 lb.acceptResolvedAddresses(
@@ -118,8 +122,8 @@ class WeightedLoadBalancerTest {
     roundRobin();
     resolve(eag(A, 1), eag(B, 2), eag(C, 5));
 
-    assertThat(helper.createdSubchannels).hasSize(3);
-    assertThat(helper.createdSubchannels).allSatisfy(sc -> assertThat(sc.connectionRequests).isEqualTo(1));
+    assertThat(helper.createdSubchannels()).hasSize(3);
+    assertThat(helper.createdSubchannels()).allSatisfy(sc -> assertThat(sc.connectionRequests()).isEqualTo(1));
     assertThat(helper.lastState()).isEqualTo(CONNECTING);
     assertThat(helper.lastPicker().pickSubchannel(null).hasResult()).isFalse();
   }
@@ -129,16 +133,16 @@ class WeightedLoadBalancerTest {
     roundRobin();
     resolve(eag(A, 1), eag(B, 2), eag(C, 5));
     allReady();
-    List<FakeSubchannel> before = List.copyOf(helper.createdSubchannels);
+    List<FakeSubchannel> before = List.copyOf(helper.createdSubchannels());
     SubchannelPicker oldPicker = helper.lastPicker();
-    int updates = helper.pickers.size();
+    int updates = helper.pickers().size();
 
     resolve(eag(A, 1), eag(B, 1), eag(C, 1));
 
-    assertThat(helper.createdSubchannels).hasSize(3).containsExactlyElementsOf(before);
-    assertThat(helper.createdSubchannels).noneMatch(sc -> sc.shutdown);
-    assertThat(helper.createdSubchannels).allSatisfy(sc -> assertThat(sc.connectionRequests).isEqualTo(1));
-    assertThat(helper.pickers).hasSize(updates + 1);
+    assertThat(helper.createdSubchannels()).hasSize(3).containsExactlyElementsOf(before);
+    assertThat(helper.createdSubchannels()).noneMatch(FakeSubchannel::isShutdown);
+    assertThat(helper.createdSubchannels()).allSatisfy(sc -> assertThat(sc.connectionRequests()).isEqualTo(1));
+    assertThat(helper.pickers()).hasSize(updates + 1);
     assertThat(helper.lastState()).isEqualTo(READY);
     assertThat(helper.lastPicker()).isNotEqualTo(oldPicker);
     assertThat(pickNames(helper.lastPicker(), 6)).containsExactly("a", "b", "c", "a", "b", "c");
@@ -149,14 +153,14 @@ class WeightedLoadBalancerTest {
     roundRobin();
     resolve(eag(A, 1), eag(B, 2));
     allReady();
-    int updates = helper.pickers.size();
+    int updates = helper.pickers().size();
 
     resolve(
         EndpointWeights.withWeight(new EquivalentAddressGroup(A), 1, Map.of("zone", "x")),
         EndpointWeights.withWeight(new EquivalentAddressGroup(B), 2, Map.of("zone", "y")));
 
-    assertThat(helper.pickers).hasSize(updates);
-    assertThat(helper.createdSubchannels).hasSize(2);
+    assertThat(helper.pickers()).hasSize(updates);
+    assertThat(helper.createdSubchannels()).hasSize(2);
   }
 
   @Test
@@ -169,9 +173,9 @@ class WeightedLoadBalancerTest {
 
     resolve(eag(B, 1), eag(C, 1));
 
-    assertThat(helper.createdSubchannels).hasSize(3);
-    assertThat(a.shutdown).isTrue();
-    assertThat(b.shutdown).isFalse();
+    assertThat(helper.createdSubchannels()).hasSize(3);
+    assertThat(a.isShutdown()).isTrue();
+    assertThat(b.isShutdown()).isFalse();
     assertThat(pickNames(helper.lastPicker(), 4)).containsOnly("b");
   }
 
@@ -212,7 +216,7 @@ class WeightedLoadBalancerTest {
 
     helper.deliver(subchannel(A), READY);
 
-    assertThat(helper.states).containsExactly(CONNECTING, READY);
+    assertThat(helper.states()).containsExactly(CONNECTING, READY);
   }
 
   @Test
@@ -236,12 +240,12 @@ class WeightedLoadBalancerTest {
     resolve(eag(A, 1));
     allReady();
     FakeSubchannel a = subchannel(A);
-    int requests = a.connectionRequests;
+    int requests = a.connectionRequests();
 
     helper.deliver(a, IDLE);
 
-    assertThat(a.connectionRequests).isGreaterThan(requests);
-    assertThat(helper.createdSubchannels).hasSize(1);
+    assertThat(a.connectionRequests()).isGreaterThan(requests);
+    assertThat(helper.createdSubchannels()).hasSize(1);
   }
 
   @Test
@@ -249,12 +253,12 @@ class WeightedLoadBalancerTest {
     roundRobin();
     resolve(eag(A, 1), eag(B, 1));
     allReady();
-    int updates = helper.pickers.size();
+    int updates = helper.pickers().size();
 
-    helper.syncContext.execute(
+    helper.syncContext().execute(
         () -> lb.handleNameResolutionError(Status.UNAVAILABLE.withDescription("etcd down")));
 
-    assertThat(helper.pickers).hasSize(updates);
+    assertThat(helper.pickers()).hasSize(updates);
     assertThat(helper.lastState()).isEqualTo(READY);
     assertThat(pickNames(helper.lastPicker(), 4)).containsExactly("a", "b", "a", "b");
   }
@@ -264,7 +268,7 @@ class WeightedLoadBalancerTest {
     roundRobin();
     resolve(eag(A, 1));
 
-    helper.syncContext.execute(
+    helper.syncContext().execute(
         () -> lb.handleNameResolutionError(Status.UNAVAILABLE.withDescription("etcd down")));
 
     assertThat(helper.lastState()).isEqualTo(TRANSIENT_FAILURE);
@@ -309,7 +313,7 @@ class WeightedLoadBalancerTest {
   @Test
   void allDrainedFallsBackToEqualWeightsAndWarnsOnce() {
     ch.qos.logback.classic.Logger logger =
-        (ch.qos.logback.classic.Logger) LoggerFactory.getLogger(WeightedLoadBalancer.class);
+        (ch.qos.logback.classic.Logger) LoggerFactory.getLogger(EffectiveWeights.class);
     ListAppender<ILoggingEvent> appender = new ListAppender<>();
     appender.start();
     logger.addAppender(appender);
@@ -339,7 +343,7 @@ class WeightedLoadBalancerTest {
     resolve(eag(A, 1), eag(B, 1));
 
     assertThat(pickNames(helper.lastPicker(), 4)).containsExactly("a", "b", "a", "b");
-    assertThat(helper.createdSubchannels).hasSize(2);
+    assertThat(helper.createdSubchannels()).hasSize(2);
   }
 
   @Test
@@ -368,12 +372,12 @@ class WeightedLoadBalancerTest {
     roundRobin();
     resolve(eag(A, 1), eag(B, 1));
     allReady();
-    int updates = helper.pickers.size();
+    int updates = helper.pickers().size();
 
     resolve(eag(A, 1), eag(B, 1));
     helper.deliver(subchannel(A), READY);
 
-    assertThat(helper.pickers).hasSize(updates);
+    assertThat(helper.pickers()).hasSize(updates);
   }
 
   @Test

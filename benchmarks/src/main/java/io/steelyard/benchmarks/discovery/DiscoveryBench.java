@@ -6,11 +6,7 @@ import io.etcd.jetcd.kv.PutResponse;
 import io.grpc.EquivalentAddressGroup;
 import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
-import io.grpc.LoadBalancer;
-import io.grpc.LoadBalancerProvider;
-import io.grpc.LoadBalancerRegistry;
 import io.grpc.ManagedChannel;
-import io.grpc.Status;
 import io.steelyard.balancer.EndpointWeights;
 import io.steelyard.discovery.DiscoveryStats;
 import io.steelyard.discovery.ServiceWatcher;
@@ -18,6 +14,7 @@ import io.steelyard.discovery.Snapshot;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.KeyLayout;
 import io.steelyard.testkit.EtcdCluster;
+import io.steelyard.testkit.grpc.RecordingLoadBalancerProvider;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryMXBean;
 import java.nio.charset.StandardCharsets;
@@ -73,7 +70,7 @@ public final class DiscoveryBench {
       endpoints = local.endpoints();
     }
     try {
-      LoadBalancerRegistry.getDefaultRegistry().register(new RecordingProvider());
+      RecordingLoadBalancerProvider.register(POLICY, DiscoveryBench::arrived);
       EtcdConnection conn = EtcdConnection.of(endpoints);
       System.out.printf(Locale.ROOT, "etcd %s, java %s, %d cpus%n", endpoints,
           System.getProperty("java.version"), Runtime.getRuntime().availableProcessors());
@@ -282,46 +279,15 @@ public final class DiscoveryBench {
 
   // ------------------------------------------------------------------ plumbing
 
-  /** A balancer that only reports what it receives. */
-  static final class RecordingProvider extends LoadBalancerProvider {
-    @Override
-    public boolean isAvailable() {
-      return true;
+  /** Runs in the channel's SynchronizationContext as each list reaches its balancer. */
+  private static void arrived(String authority, List<EquivalentAddressGroup> eags) {
+    long now = System.nanoTime();
+    if (eags.size() == 1) {
+      ARRIVALS.add(new long[] {EndpointWeights.weight(eags.get(0)), now});
     }
-
-    @Override
-    public int getPriority() {
-      return 5;
-    }
-
-    @Override
-    public String getPolicyName() {
-      return POLICY;
-    }
-
-    @Override
-    public LoadBalancer newLoadBalancer(LoadBalancer.Helper helper) {
-      return new LoadBalancer() {
-        @Override
-        public Status acceptResolvedAddresses(ResolvedAddresses r) {
-          long now = System.nanoTime();
-          List<EquivalentAddressGroup> eags = r.getAddresses();
-          if (eags.size() == 1) {
-            ARRIVALS.add(new long[] {EndpointWeights.weight(eags.get(0)), now});
-          }
-          CountDownLatch big = BIG_LIST.get();
-          if (big != null && eags.size() == bigListSize) {
-            big.countDown();
-          }
-          return Status.OK;
-        }
-
-        @Override
-        public void handleNameResolutionError(Status error) {}
-
-        @Override
-        public void shutdown() {}
-      };
+    CountDownLatch big = BIG_LIST.get();
+    if (big != null && eags.size() == bigListSize) {
+      big.countDown();
     }
   }
 

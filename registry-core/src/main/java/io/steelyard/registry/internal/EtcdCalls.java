@@ -31,7 +31,8 @@ import javax.annotation.Nullable;
  * future is then cancelled, which cancels the gRPC call). Cancelling the returned future cancels
  * the call too. Its continuations run on a jetcd or timer thread: hop onto your own executor
  * ({@code whenCompleteAsync(..., executor)}) before touching state. {@link #await} blocks the
- * calling thread for at most the timeout, for callers that may block (the CLI).
+ * calling thread for at most the timeout, for callers that may block (the CLI); {@link #join}
+ * waits for an operation made of several calls.
  *
  * <p>Timeouts run on the injected {@link Timer}, or by default on the JDK's shared delay thread
  * ({@link CompletableFuture#orTimeout}). Immutable and thread-safe.
@@ -114,23 +115,34 @@ public final class EtcdCalls {
    * @throws RegistryException naming {@code what} when etcd failed, refused or did not answer
    */
   public <T> T await(String what, Supplier<? extends CompletableFuture<T>> call) {
+    return join(what, call(what, call));
+  }
+
+  /**
+   * Waits on the calling thread for an operation composed of {@link #call}s (each bounded by its
+   * timeout), for callers that may block. A {@link RegistryException}, or any other unchecked
+   * failure of the operation, is thrown as it is.
+   *
+   * @throws RegistryException naming {@code what} when interrupted or cancelled
+   */
+  public static <T> T join(String what, CompletableFuture<T> operation) {
     requireNonNull(what, "what");
-    CompletableFuture<T> f;
     try {
-      f = requireNonNull(call.get(), "call returned null");
-    } catch (RuntimeException e) {
-      throw EtcdErrors.toRegistryException(what, e);
-    }
-    try {
-      return f.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
-    } catch (TimeoutException e) {
-      f.cancel(true);
-      throw EtcdErrors.timedOut(what, timeout, e);
-    } catch (ExecutionException | CancellationException e) {
+      return operation.get();
+    } catch (ExecutionException e) {
+      Throwable c = e.getCause();
+      if (c instanceof RuntimeException re) {
+        throw re;
+      }
+      if (c instanceof Error err) {
+        throw err;
+      }
+      throw EtcdErrors.toRegistryException(what, c);
+    } catch (CancellationException e) {
       throw EtcdErrors.toRegistryException(what, e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      f.cancel(true);
+      operation.cancel(true);
       throw new RegistryException(
           RegistryException.Kind.UNAVAILABLE,
           "interrupted while waiting for etcd (" + what + ")",

@@ -7,6 +7,7 @@ import com.google.common.base.Ticker;
 import io.etcd.jetcd.Client;
 import io.steelyard.registry.EtcdConnection;
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import javax.annotation.Nullable;
 import javax.annotation.concurrent.GuardedBy;
@@ -73,7 +74,7 @@ public final class RenewableClient implements AutoCloseable {
     this.minRenewIntervalNanos = minRenewInterval.toNanos();
     this.ticker = requireNonNull(ticker, "ticker");
     this.closer = requireNonNull(closer, "closer");
-    this.client = connection.connect();
+    this.client = warm(connection.connect());
     synchronized (this) {
       this.lastRenewNanos = ticker.read();
     }
@@ -84,7 +85,7 @@ public final class RenewableClient implements AutoCloseable {
     this.minRenewIntervalNanos = 0;
     this.ticker = Ticker.systemTicker();
     this.closer = Runnable::run;
-    this.client = requireNonNull(borrowed, "client");
+    this.client = warm(requireNonNull(borrowed, "client"));
   }
 
   /**
@@ -98,8 +99,14 @@ public final class RenewableClient implements AutoCloseable {
 
   /** Like {@link #owned(EtcdConnection)}, with renewals at most every {@code minRenewInterval}. */
   public static RenewableClient owned(EtcdConnection connection, Duration minRenewInterval) {
+    return owned(connection, minRenewInterval, Ticker.systemTicker());
+  }
+
+  /** Like {@link #owned(EtcdConnection, Duration)}, with time read from {@code ticker}. */
+  public static RenewableClient owned(
+      EtcdConnection connection, Duration minRenewInterval, Ticker ticker) {
     return new RenewableClient(
-        connection, minRenewInterval, Ticker.systemTicker(), RenewableClient::closeOnOwnThread);
+        connection, minRenewInterval, ticker, RenewableClient::closeOnOwnThread);
   }
 
   /** A holder of {@code client}, which the caller owns: never replaced, never closed here. */
@@ -136,7 +143,7 @@ public final class RenewableClient implements AutoCloseable {
         return false;
       }
       try {
-        client = connection.connect();
+        client = warm(connection.connect());
       } catch (RuntimeException e) {
         logger.warn("Cannot build a fresh etcd client for {}; keeping the old one", connection, e);
         return false;
@@ -167,6 +174,45 @@ public final class RenewableClient implements AutoCloseable {
     if (connection != null) {
       closeQuietly(c);
     }
+  }
+
+  /**
+   * {@link #close()} on the closer, for callers that must not block; the future completes once
+   * the client is closed (at once for a borrowed holder).
+   */
+  public CompletableFuture<Void> closeAsync() {
+    if (connection == null) {
+      close();
+      return CompletableFuture.completedFuture(null);
+    }
+    CompletableFuture<Void> done = new CompletableFuture<>();
+    Runnable task =
+        () -> {
+          try {
+            close();
+          } finally {
+            done.complete(null);
+          }
+        };
+    try {
+      closer.execute(task);
+    } catch (RuntimeException e) {
+      task.run();
+    }
+    return done;
+  }
+
+  /**
+   * jetcd builds each service client, and with the first one its gRPC channel and a Vert.x
+   * instance, on first use: seconds on a cold JVM. Do it here, on the thread that builds the
+   * holder, not on the first call's (an executor shared by many registrations). Still lazy on the
+   * network: nothing dials before the first call.
+   */
+  private static Client warm(Client c) {
+    c.getKVClient();
+    c.getLeaseClient();
+    c.getWatchClient();
+    return c;
   }
 
   private void closeLater(Client c) {

@@ -2,6 +2,7 @@ package io.steelyard.agent.cli;
 
 import io.steelyard.agent.RegistrationState;
 import io.steelyard.agent.ServiceRegistration;
+import io.steelyard.agent.ServiceRegistrationBuilder;
 import io.steelyard.registry.RegistryException;
 import io.steelyard.registry.ValueCodec;
 import io.steelyard.registry.ValueFormat;
@@ -100,7 +101,7 @@ final class RegisterCommand extends CliCommand {
         SteelyardCli.usage(
             spec,
             () -> {
-              ServiceRegistration.Builder b =
+              ServiceRegistrationBuilder b =
                   ServiceRegistration.builder(settings.connection(), service, address)
                       .keyLayout(settings.layout())
                       .weight(w)

@@ -110,7 +110,13 @@ class RegisterSidecarIT {
     await()
         .atMost(Duration.ofSeconds(30))
         .pollInterval(Duration.ofMillis(100))
-        .failFast("sidecar exited early:\n" + output(), () -> !sidecar.isAlive())
+        .failFast(
+            () -> {
+              if (!sidecar.isAlive()) {
+                throw new AssertionError(
+                    "sidecar exited early (exit " + sidecar.exitValue() + "):\n" + output());
+              }
+            })
         .until(() -> keys.get(key).isPresent() && stdout().contains("registered " + key));
   }
 
@@ -122,6 +128,9 @@ class RegisterSidecarIT {
     command.add(SteelyardCli.class.getName());
     command.add("--endpoints");
     command.add(etcd.endpoints());
+    // A cold JVM on a loaded 2-core box can take longer than the 5s default to register.
+    command.add("--timeout");
+    command.add("20s");
     command.addAll(List.of(args));
     Process p =
         new ProcessBuilder(command)

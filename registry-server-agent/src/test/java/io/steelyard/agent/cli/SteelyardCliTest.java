@@ -209,11 +209,7 @@ class SteelyardCliTest {
   @Test
   void aConflictNamesNoEtcdEndpoint() {
     StringWriter err = new StringWriter();
-    SteelyardCli steelyard = newCli(err);
-    steelyard.noteConnection(
-        new SteelyardCli.ConnectionSettings(
-            io.steelyard.registry.EtcdConnection.of("http://127.0.0.1:9"),
-            io.steelyard.registry.KeyLayout.defaults()));
+    SteelyardCli steelyard = newCliAtPort9(err);
 
     steelyard.handleFailure(
         new RegistryException(RegistryException.Kind.CONFLICT, "key changed since it was read", null));
@@ -224,17 +220,23 @@ class SteelyardCliTest {
   /** The stderr line for an etcd call "list x" that failed with {@code cause}. */
   private static String failureLine(Throwable cause) {
     StringWriter err = new StringWriter();
-    SteelyardCli steelyard = newCli(err);
-    steelyard.noteConnection(
-        new SteelyardCli.ConnectionSettings(
-            io.steelyard.registry.EtcdConnection.of("http://127.0.0.1:9"),
-            io.steelyard.registry.KeyLayout.defaults()));
+    SteelyardCli steelyard = newCliAtPort9(err);
 
     int code = steelyard.handleFailure(EtcdErrors.toRegistryException("list x", cause));
 
     assertThat(code).isEqualTo(1);
     assertThat(err.toString().lines()).hasSize(1);
     return err.toString().strip();
+  }
+
+  /** A CLI that has "connected" to etcd at http://127.0.0.1:9, so failures name it. */
+  private static SteelyardCli newCliAtPort9(StringWriter err) {
+    SteelyardCli steelyard = newCli(err);
+    steelyard.noteConnection(
+        new SteelyardCli.ConnectionSettings(
+            io.steelyard.registry.EtcdConnection.of("http://127.0.0.1:9"),
+            io.steelyard.registry.KeyLayout.defaults()));
+    return steelyard;
   }
 
   private static SteelyardCli newCli(StringWriter err) {

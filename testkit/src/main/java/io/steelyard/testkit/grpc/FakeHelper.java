@@ -1,4 +1,4 @@
-package io.steelyard.balancer.internal;
+package io.steelyard.testkit.grpc;
 
 import static java.util.Objects.requireNonNull;
 
@@ -13,6 +13,7 @@ import io.grpc.NameResolver;
 import io.grpc.SynchronizationContext;
 import java.net.SocketAddress;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -24,25 +25,91 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A small fake {@link LoadBalancer.Helper} in the style of grpc-java's own balancer tests: it
- * records every subchannel created and every balancing-state update, runs balancer work in a
- * {@link SynchronizationContext} whose uncaught-exception handler fails the test, and lets the
- * test drive subchannel states by hand.
+ * A fake {@link LoadBalancer.Helper} in the style of grpc-java's own balancer tests, for testing
+ * a balancer without a channel: it records every subchannel created and every balancing-state
+ * update, runs balancer work in a {@link SynchronizationContext} whose uncaught-exception handler
+ * fails the test, and lets the test drive subchannel states by hand.
+ *
+ * <pre>{@code
+ * FakeHelper helper = new FakeHelper();
+ * LoadBalancer lb = provider.newLoadBalancer(helper);
+ * helper.syncContext().execute(() -> lb.acceptResolvedAddresses(addresses));
+ * helper.deliver(helper.createdSubchannels().get(0), ConnectivityState.READY);
+ * PickResult pick = helper.lastPicker().pickSubchannel(null);
+ * }</pre>
+ *
+ * <p>Timers are accepted and never fire (the tests are about state and picks; a real timer thread
+ * would race with the test thread). Not thread-safe: use it from the test thread, entering the
+ * balancer only through {@link #syncContext()}.
  */
-final class FakeHelper extends LoadBalancer.Helper {
+public final class FakeHelper extends LoadBalancer.Helper {
 
-  final SynchronizationContext syncContext =
+  private final SynchronizationContext syncContext =
       new SynchronizationContext(
           (thread, e) -> {
             throw new AssertionError("uncaught exception in the SynchronizationContext", e);
           });
 
-  /** Every subchannel ever created, in creation order. */
-  final List<FakeSubchannel> createdSubchannels = new ArrayList<>();
+  private final List<FakeSubchannel> createdSubchannels = new ArrayList<>();
+  private final List<ConnectivityState> states = new ArrayList<>();
+  private final List<LoadBalancer.SubchannelPicker> pickers = new ArrayList<>();
+  private int refreshNameResolutionCount;
 
-  final List<ConnectivityState> states = new ArrayList<>();
-  final List<LoadBalancer.SubchannelPicker> pickers = new ArrayList<>();
-  int refreshNameResolutionCount;
+  /** The context the balancer must run in; its uncaught exceptions become {@link AssertionError}s. */
+  public SynchronizationContext syncContext() {
+    return syncContext;
+  }
+
+  /** Every subchannel ever created, in creation order, shut down or not. */
+  public List<FakeSubchannel> createdSubchannels() {
+    return Collections.unmodifiableList(createdSubchannels);
+  }
+
+  /** Every state the balancer published, in order. */
+  public List<ConnectivityState> states() {
+    return Collections.unmodifiableList(states);
+  }
+
+  /** Every picker the balancer published, in order, parallel to {@link #states()}. */
+  public List<LoadBalancer.SubchannelPicker> pickers() {
+    return Collections.unmodifiableList(pickers);
+  }
+
+  /** The last published state; fails when none was published. */
+  public ConnectivityState lastState() {
+    return states.get(states.size() - 1);
+  }
+
+  /** The last published picker; fails when none was published. */
+  public LoadBalancer.SubchannelPicker lastPicker() {
+    return pickers.get(pickers.size() - 1);
+  }
+
+  /** How often the balancer asked for a re-resolution. */
+  public int refreshNameResolutionCount() {
+    return refreshNameResolutionCount;
+  }
+
+  /** The live (not shut down) subchannels, keyed by their first address, in creation order. */
+  public Map<SocketAddress, FakeSubchannel> liveSubchannels() {
+    Map<SocketAddress, FakeSubchannel> live = new LinkedHashMap<>();
+    for (FakeSubchannel sc : createdSubchannels) {
+      if (!sc.shutdown) {
+        live.put(sc.getAddresses().getAddresses().get(0), sc);
+      }
+    }
+    return live;
+  }
+
+  /** Delivers {@code state} to the subchannel's listener inside the SynchronizationContext. */
+  public void deliver(FakeSubchannel subchannel, ConnectivityStateInfo state) {
+    syncContext.execute(() -> subchannel.listener.onSubchannelState(state));
+  }
+
+  /** Delivers a non-error {@code state} to the subchannel's listener. */
+  public void deliver(FakeSubchannel subchannel, ConnectivityState state) {
+    deliver(subchannel, ConnectivityStateInfo.forNonError(state));
+  }
 
   @Override
   public LoadBalancer.Subchannel createSubchannel(LoadBalancer.CreateSubchannelArgs args) {
@@ -95,45 +162,33 @@ final class FakeHelper extends LoadBalancer.Helper {
     throw new UnsupportedOperationException();
   }
 
-  ConnectivityState lastState() {
-    return states.get(states.size() - 1);
-  }
-
-  LoadBalancer.SubchannelPicker lastPicker() {
-    return pickers.get(pickers.size() - 1);
-  }
-
-  /** The live (not shut down) subchannels, keyed by their first address. */
-  Map<SocketAddress, FakeSubchannel> liveSubchannels() {
-    Map<SocketAddress, FakeSubchannel> live = new LinkedHashMap<>();
-    for (FakeSubchannel sc : createdSubchannels) {
-      if (!sc.shutdown) {
-        live.put(sc.getAddresses().getAddresses().get(0), sc);
-      }
-    }
-    return live;
-  }
-
-  /** Delivers {@code state} to the subchannel's listener inside the SynchronizationContext. */
-  void deliver(FakeSubchannel subchannel, ConnectivityStateInfo state) {
-    syncContext.execute(() -> subchannel.listener.onSubchannelState(state));
-  }
-
-  void deliver(FakeSubchannel subchannel, ConnectivityState state) {
-    deliver(subchannel, ConnectivityStateInfo.forNonError(state));
-  }
-
-  final class FakeSubchannel extends LoadBalancer.Subchannel {
+  /** A subchannel that records what the balancer asked of it; its state comes from the test. */
+  public static final class FakeSubchannel extends LoadBalancer.Subchannel {
     private final Attributes attributes;
     private List<EquivalentAddressGroup> addresses;
-    LoadBalancer.SubchannelStateListener listener;
-    int connectionRequests;
-    int addressUpdates;
-    boolean shutdown;
+    private LoadBalancer.SubchannelStateListener listener;
+    private int connectionRequests;
+    private int addressUpdates;
+    private boolean shutdown;
 
     FakeSubchannel(LoadBalancer.CreateSubchannelArgs args) {
       this.addresses = args.getAddresses();
       this.attributes = args.getAttributes();
+    }
+
+    /** How often the balancer asked this subchannel to connect. */
+    public int connectionRequests() {
+      return connectionRequests;
+    }
+
+    /** How often the balancer replaced this subchannel's addresses. */
+    public int addressUpdates() {
+      return addressUpdates;
+    }
+
+    /** Whether the balancer shut this subchannel down. */
+    public boolean isShutdown() {
+      return shutdown;
     }
 
     @Override
@@ -188,10 +243,7 @@ final class FakeHelper extends LoadBalancer.Helper {
     public void log(ChannelLogLevel level, String messageFormat, Object... args) {}
   }
 
-  /**
-   * Timers are accepted and never fire: the tests are about state and picks, not time, and a
-   * real timer thread would race with the test thread in the SynchronizationContext.
-   */
+  /** Accepts timers and never runs them; stateless, so one instance serves every helper. */
   private static final class NeverRunningScheduler extends ScheduledThreadPoolExecutor {
     static final NeverRunningScheduler INSTANCE = new NeverRunningScheduler();
 
@@ -211,7 +263,7 @@ final class FakeHelper extends LoadBalancer.Helper {
   }
 
   private static final class PendingFuture<V> implements ScheduledFuture<V> {
-    private boolean cancelled;
+    private volatile boolean cancelled;
 
     @Override
     public long getDelay(TimeUnit unit) {

@@ -1,0 +1,67 @@
+package io.steelyard.balancer.internal;
+
+import static java.util.Objects.requireNonNull;
+
+import java.util.Arrays;
+import javax.annotation.concurrent.NotThreadSafe;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The one place that decides, for each endpoint with a child, whether a picker may choose it and
+ * with what weight: its <em>effective weight</em>, {@code 0} meaning "not eligible".
+ *
+ * <p>Today: an endpoint is eligible when its declared weight (from {@link
+ * io.steelyard.balancer.EndpointWeights}) is positive, and counts with that weight. Weight 0 is a
+ * drain. When <em>every</em> endpoint is drained, all of them are eligible with weight 1
+ * (availability over literalness), and one warning is logged when that state begins.
+ *
+ * <p>Readiness is not decided here: the balancer puts the READY eligible endpoints in the picker,
+ * and derives the aggregate state from the eligible ones. Which endpoints get a child at all
+ * (deterministic subsetting) is decided before this, when children are created.
+ *
+ * <p>What comes next belongs here, in this order: a panic threshold widens eligibility when too
+ * little capacity is left; slow start scales an eligible endpoint's weight by its ramp (then this
+ * class takes a ticker and the endpoints' keys). Meters of effective weight per backend read the
+ * result of {@link #compute}.
+ *
+ * <p>Threading: confined to the balancer's SynchronizationContext.
+ */
+@NotThreadSafe
+final class EffectiveWeights {
+
+  private static final Logger logger = LoggerFactory.getLogger(EffectiveWeights.class);
+
+  private final String policyName;
+  private boolean allDrained;
+
+  EffectiveWeights(String policyName) {
+    this.policyName = requireNonNull(policyName, "policyName");
+  }
+
+  /**
+   * The effective weight of each endpoint, parallel to {@code declared} (each in {@code
+   * 0..MAX_WEIGHT}); {@code 0} means the endpoint must not be picked.
+   */
+  int[] compute(int[] declared) {
+    int[] effective = new int[declared.length];
+    boolean anyPositive = false;
+    for (int i = 0; i < declared.length; i++) {
+      effective[i] = declared[i];
+      anyPositive |= declared[i] > 0;
+    }
+    boolean nowAllDrained = !anyPositive && declared.length > 0;
+    if (nowAllDrained && !allDrained) {
+      logger.warn(
+          "{}: all {} endpoints have weight 0 (drained); using them with equal weights until one"
+              + " has a positive weight",
+          policyName,
+          declared.length);
+    }
+    allDrained = nowAllDrained;
+    if (nowAllDrained) {
+      Arrays.fill(effective, 1);
+    }
+    return effective;
+  }
+}
