@@ -5,6 +5,7 @@ import static java.util.Objects.requireNonNull;
 import com.google.common.annotations.VisibleForTesting;
 import com.google.common.base.Ticker;
 import com.google.common.collect.ImmutableMap;
+import io.grpc.EquivalentAddressGroup;
 import io.grpc.LoadBalancer.SubchannelPicker;
 import java.util.Map;
 import java.util.Random;
@@ -89,7 +90,16 @@ public final class LeastRequestPickerFactory implements PickerFactory {
    * READY: where an out-of-band load report for that endpoint goes.
    */
   @Nullable
-  public EndpointLoad load(Object endpointKey) {
+  EndpointLoad load(Object endpointKey) {
     return loads.get(endpointKey);
+  }
+
+  /**
+   * The load of the READY endpoint whose addresses are {@code eag}'s (attributes ignored), or
+   * null when there is none: where an out-of-band report from a subchannel of {@code eag} goes.
+   */
+  @Nullable
+  public EndpointLoad load(EquivalentAddressGroup eag) {
+    return loads.get(WeightedLoadBalancer.endpointKey(eag));
   }
 }

@@ -71,6 +71,14 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
     this.effectiveWeights = new EffectiveWeights(policyName);
   }
 
+  /**
+   * The child key of the endpoint {@code eag}: equal for equal address lists, whatever the
+   * attributes (grpc-util's {@code MultiChildLoadBalancer.Endpoint}).
+   */
+  static Object endpointKey(EquivalentAddressGroup eag) {
+    return new Endpoint(eag);
+  }
+
   @Override
   public Status acceptResolvedAddresses(ResolvedAddresses resolvedAddresses) {
     // Before super: it rebuilds the picker, which must see the new config.

@@ -106,7 +106,7 @@ public final class CapacityBackend {
     this.scheduler = requireNonNull(scheduler, "scheduler");
     this.random = requireNonNull(random, "random");
     this.freeAtNanos = new long[workers];
-    Arrays.fill(freeAtNanos, Long.MIN_VALUE);
+    Arrays.fill(freeAtNanos, System.nanoTime()); // all free; compared by subtraction only
   }
 
   /** The name this backend replies with. */
@@ -194,7 +194,7 @@ public final class CapacityBackend {
           earliest = w;
         }
       }
-      long start = freeAtNanos[earliest] == Long.MIN_VALUE ? now : Math.max(now, freeAtNanos[earliest]);
+      long start = freeAtNanos[earliest] - now > 0 ? freeAtNanos[earliest] : now;
       freeAtNanos[earliest] = start + service;
       return start + service - now;
     }
