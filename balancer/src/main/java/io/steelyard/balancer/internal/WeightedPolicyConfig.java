@@ -195,7 +195,7 @@ public final class WeightedPolicyConfig {
    * in nanos, or -1 when {@code value} is not one. Hand-written: grpc's parser is in grpc-core's
    * internal package, and protobuf-java-util is a large dependency for one format.
    */
-  static long parseDuration(Object value) {
+  public static long parseDuration(Object value) {
     if (!(value instanceof String) || !((String) value).matches("[0-9]{1,12}(\\.[0-9]{1,9})?s")) {
       return -1;
     }
