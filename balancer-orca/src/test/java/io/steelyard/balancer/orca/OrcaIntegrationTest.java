@@ -119,7 +119,8 @@ class OrcaIntegrationTest {
           ClientCalls.blockingUnaryCall(
               channel,
               CapacityBackend.METHOD,
-              CallOptions.DEFAULT.withDeadlineAfter(5, TimeUnit.SECONDS),
+              // Generous: the first call of the JVM loads grpc-xds and Netty on a busy machine.
+              CallOptions.DEFAULT.withDeadlineAfter(30, TimeUnit.SECONDS),
               "");
       counts.merge(who, 1, Integer::sum);
     }
