@@ -98,8 +98,9 @@ class WeightedLeastRequestIntegrationTest {
             .defaultServiceConfig(
                 Map.of("loadBalancingConfig", List.of(Map.of("weighted_least_request", Map.of()))))
             .build();
+    // Generous: on a busy machine the first call also waits for class loading and connections.
     ClientCalls.blockingUnaryCall(
-        channel, CapacityBackend.METHOD, CallOptions.DEFAULT.withDeadlineAfter(5, TimeUnit.SECONDS), "");
+        channel, CapacityBackend.METHOD, CallOptions.DEFAULT.withDeadlineAfter(30, TimeUnit.SECONDS), "");
   }
 
   /** Fires {@code callsPerTick} calls every {@code tickMillis} without waiting (open loop). */
@@ -137,14 +138,16 @@ class WeightedLeastRequestIntegrationTest {
 
   @Test
   void mostTrafficLeavesAServerThatSlowsDownFivefoldWithinFiveSeconds() throws Exception {
-    // Three servers of 4 workers x 20 ms (200 calls/s each); 300 calls/s offered.
-    connect("degrade", start(Duration.ofMillis(20), 4, 4, 4));
-    openLoop(3, 10);
+    // Three servers of 4 workers x 50 ms (80 calls/s each); 125 calls/s offered. Service times
+    // are long so that a starved test machine's scheduling delays (tens of ms, the same on every
+    // server) do not blur the slow server's difference.
+    connect("degrade", start(Duration.ofMillis(50), 4, 4, 4));
+    openLoop(1, 8);
     long[] warm = arrivals();
     await().pollDelay(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(5)).until(() -> true);
     assertThat(share(warm, arrivals(), 0)).as("share before the slowdown").isBetween(0.2, 0.47);
 
-    backends.get(0).setSlowdown(5); // now 40 calls/s: its fair share is 40 / 440
+    backends.get(0).setSlowdown(5); // now 16 calls/s: it can take at most 16 / 125 = 0.13
     long[][] window = {arrivals()};
 
     await()

@@ -12,6 +12,8 @@ import io.grpc.ManagedChannel;
 import io.grpc.Server;
 import io.grpc.ServerInterceptors;
 import io.grpc.ServerServiceDefinition;
+import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
+import io.grpc.protobuf.services.HealthStatusManager;
 import io.grpc.services.MetricRecorder;
 import io.grpc.stub.ClientCalls;
 import io.grpc.xds.orca.OrcaMetricReportingServerInterceptor;
@@ -49,6 +51,7 @@ class OrcaIntegrationTest {
   private final ScheduledExecutorService timers = Executors.newScheduledThreadPool(1);
   private final List<Server> servers = new ArrayList<>();
   private final List<MetricRecorder> recorders = new ArrayList<>();
+  private final List<HealthStatusManager> health = new ArrayList<>();
   private ManagedChannel channel;
 
   @BeforeAll
@@ -87,8 +90,12 @@ class OrcaIntegrationTest {
               ? ServerInterceptors.intercept(
                   backend.service(), OrcaMetricReportingServerInterceptor.create(recorder))
               : backend.service();
+      HealthStatusManager manager = new HealthStatusManager();
+      health.add(manager);
       var builder =
-          Grpc.newServerBuilderForPort(0, InsecureServerCredentials.create()).addService(service);
+          Grpc.newServerBuilderForPort(0, InsecureServerCredentials.create())
+              .addService(service)
+              .addService(manager.getHealthService());
       if (!perCall) {
         builder.addService(
             OrcaServiceImpl.createService(timers, recorder, 50, TimeUnit.MILLISECONDS));
@@ -105,10 +112,20 @@ class OrcaIntegrationTest {
   }
 
   private void connect(String name, List<EquivalentAddressGroup> endpoints, Map<String, ?> config) {
+    connect(name, endpoints, config, false);
+  }
+
+  private void connect(
+      String name, List<EquivalentAddressGroup> endpoints, Map<String, ?> config, boolean healthCheck) {
+    Map<String, Object> serviceConfig = new HashMap<>();
+    serviceConfig.put(
+        "loadBalancingConfig", List.of(Map.of("weighted_least_request_orca", config)));
+    if (healthCheck) {
+      serviceConfig.put("healthCheckConfig", Map.of("serviceName", ""));
+    }
     channel =
         Grpc.newChannelBuilder(resolver.target(name, endpoints), InsecureChannelCredentials.create())
-            .defaultServiceConfig(
-                Map.of("loadBalancingConfig", List.of(Map.of("weighted_least_request_orca", config))))
+            .defaultServiceConfig(serviceConfig)
             .build();
   }
 
@@ -173,5 +190,18 @@ class OrcaIntegrationTest {
     Map<String, Integer> counts = calls(200);
 
     assertThat(counts).containsKeys("a", "b");
+  }
+
+  @Test
+  void notServingServerIsNotPickedAndServingAgainIsPickedAgain() throws Exception {
+    connect("health", start(true), Map.of(), true);
+    await().atMost(Duration.ofSeconds(10)).until(() -> calls(40).size() == 2);
+
+    health.get(0).setStatus(HealthStatusManager.SERVICE_NAME_ALL_SERVICES, ServingStatus.NOT_SERVING);
+    await().atMost(Duration.ofSeconds(5)).until(() -> !calls(20).containsKey("a"));
+    assertThat(calls(100)).containsOnlyKeys("b");
+
+    health.get(0).setStatus(HealthStatusManager.SERVICE_NAME_ALL_SERVICES, ServingStatus.SERVING);
+    await().atMost(Duration.ofSeconds(5)).until(() -> calls(40).containsKey("a"));
   }
 }

@@ -13,7 +13,7 @@ import java.util.List;
 import javax.imageio.ImageIO;
 import org.jfree.chart.ChartFactory;
 import org.jfree.chart.JFreeChart;
-import org.jfree.chart.axis.LogAxis;
+import org.jfree.chart.axis.LogarithmicAxis;
 import org.jfree.chart.axis.NumberAxis;
 import org.jfree.chart.plot.PlotOrientation;
 import org.jfree.chart.plot.ValueMarker;
@@ -100,10 +100,11 @@ final class Charts {
     plot.setBackgroundPaint(Color.WHITE);
     plot.setDomainGridlinePaint(new Color(0xdddddd));
     plot.setRangeGridlinePaint(new Color(0xdddddd));
-    LogAxis y = new LogAxis("p99 latency, ms (log)");
-    y.setSmallestValue(1);
-    y.setBase(10);
-    y.setNumberFormatOverride(new java.text.DecimalFormat("0"));
+    LogarithmicAxis y = new LogarithmicAxis("p99 latency, ms (log scale)");
+    y.setStrictValuesFlag(false);
+    y.setExpTickLabelsFlag(false);
+    y.setLog10TickLabelsFlag(false);
+    y.setAutoRangeNextLogFlag(true);
     plot.setRangeAxis(y);
     XYLineAndShapeRenderer renderer = new XYLineAndShapeRenderer(true, false);
     for (int i = 0; i < runs.size(); i++) {

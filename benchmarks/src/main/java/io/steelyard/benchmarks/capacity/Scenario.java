@@ -16,7 +16,7 @@ record Scenario(
     BiConsumer<CapacityMix, List<CapacityBackend>> event) {
 
   /** Slowdown of the degraded server in (c). */
-  static final double DEGRADE_FACTOR = 3.0;
+  static final double DEGRADE_FACTOR = 4.0;
 
   /** Share of calls the failing server fails in (d). */
   static final double FAILURE_RATIO = 0.5;
