@@ -24,7 +24,7 @@ import java.util.stream.Collectors;
  * Charts}).
  *
  * <pre>
- * scripts/bench-capacity                                  # everything (about 25 min)
+ * scripts/bench-capacity                                  # everything (about 15 min)
  * scripts/bench-capacity --scenarios c --mixes steep      # one cell
  * scripts/bench-capacity --policies weighted_least_request,round_robin --measured 6s
  * </pre>
@@ -56,8 +56,8 @@ public final class CapacityBench {
           0.5,
           Duration.ofMillis(50),
           Duration.ofMillis(750),
-          Duration.ofSeconds(2),
-          Duration.ofSeconds(12),
+          Duration.ofSeconds(1),
+          Duration.ofSeconds(6),
           Duration.ofMillis(500),
           Path.of("docs/img"),
           Path.of("benchmarks/target/capacity"));
