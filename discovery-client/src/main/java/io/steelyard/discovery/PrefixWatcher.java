@@ -481,8 +481,9 @@ final class PrefixWatcher {
       return;
     }
     String hint = e.kind() == Kind.LIMIT && what.equals("list")
-        ? "; a listing is one etcd response, which must fit the client's inbound message limit"
-            + " (gRPC's default: 4 MiB)"
+        ? "; a listing is paged down to one key per etcd response, and a key with its value is"
+            + " over the client's inbound message limit (gRPC's default: 4 MiB) or, through etcd's"
+            + " gRPC proxy, its send limit (--max-send-bytes, default 1.5 MiB)"
         : "";
     long retrySeconds = TimeUnit.NANOSECONDS.toSeconds(config.backoffMaxNanos());
     if (listed) {
