@@ -7,14 +7,15 @@ import io.grpc.NameResolver.ConfigOrError;
 import io.grpc.Status;
 import java.util.Map;
 import java.util.Set;
+import javax.annotation.Nullable;
 import javax.annotation.concurrent.Immutable;
 
 /**
  * The parsed {@code loadBalancingConfig} entry of a weighted policy, e.g. the {@code {}} in
  * {@code {"loadBalancingConfig": [{"weighted_random": {}}]}}.
  *
- * <p>No policy takes an option yet, so every valid config equals {@link #DEFAULT}; what is real
- * today is the parsing path: the provider parses the raw JSON map here, the channel hands the
+ * <p>One option so far, deterministic subsetting ({@link SubsetOption}: {@code subsetSize},
+ * {@code subsetClientId}); without it a valid config equals {@link #DEFAULT}. The parsing path: the provider parses the raw JSON map here, the channel hands the
  * result to the balancer in {@code ResolvedAddresses.getLoadBalancingPolicyConfig()}, and input
  * this class does not understand becomes a {@link ConfigOrError} naming the offending field.
  * Options to come (slow start, panic threshold, subset size, a least-request policy's choice
@@ -33,10 +34,25 @@ public final class WeightedPolicyConfig {
   /** The config of {@code {}}, and what the balancer assumes when the channel passes none. */
   public static final WeightedPolicyConfig DEFAULT = new WeightedPolicyConfig();
 
-  /** Field names every weighted policy accepts. None yet. */
-  private static final Set<String> FIELDS = ImmutableSortedSet.of();
+  /** Field names every weighted policy accepts. */
+  private static final Set<String> FIELDS = ImmutableSortedSet.of(SubsetOption.SIZE, SubsetOption.CLIENT_ID);
 
-  private WeightedPolicyConfig() {}
+  /** Deterministic subsetting ({@code subsetSize}, {@code subsetClientId}), or null: every endpoint. */
+  @Nullable private final RendezvousSubset subset;
+
+  private WeightedPolicyConfig() {
+    this(null);
+  }
+
+  private WeightedPolicyConfig(@Nullable RendezvousSubset subset) {
+    this.subset = subset;
+  }
+
+  /** The subset this client keeps, or null when {@code subsetSize} is not set. */
+  @Nullable
+  public RendezvousSubset subset() {
+    return subset;
+  }
 
   /**
    * Parses one policy's raw JSON config (Gson-style: maps, lists, strings, doubles, booleans).
@@ -60,11 +76,14 @@ public final class WeightedPolicyConfig {
                     FIELDS.isEmpty() ? "no fields, {}" : "one of " + FIELDS)));
       }
     }
+    if (rawConfig.containsKey(SubsetOption.SIZE) || rawConfig.containsKey(SubsetOption.CLIENT_ID)) {
+      return SubsetOption.parse(policyName, rawConfig, WeightedPolicyConfig::new);
+    }
     return ConfigOrError.fromConfig(DEFAULT);
   }
 
   @Override
   public String toString() {
-    return "WeightedPolicyConfig{}";
+    return subset == null ? "WeightedPolicyConfig{}" : "WeightedPolicyConfig{" + subset + "}";
   }
 }
