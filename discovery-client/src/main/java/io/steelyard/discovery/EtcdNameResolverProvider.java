@@ -26,8 +26,9 @@ import org.slf4j.LoggerFactory;
  * // etcd from STEELYARD_ETCD_ENDPOINTS, else http://127.0.0.1:2379 (the META-INF/services instance)
  * ManagedChannel ch = ManagedChannelBuilder.forTarget("etcd:///greeter")
  *     .defaultLoadBalancingPolicy("weighted_random").usePlaintext().build();
- * // etcd named in the target
- * ManagedChannelBuilder.forTarget("etcd://10.0.0.1:2379,10.0.0.2:2379/greeter");
+ * // etcd named in the target (plain HTTP): several members, or one
+ * ManagedChannelBuilder.forTarget("etcd:///greeter?endpoints=10.0.0.1:2379,10.0.0.2:2379");
+ * ManagedChannelBuilder.forTarget("etcd://10.0.0.1:2379/greeter");
  * // programmatic: auth/TLS/prefix, registered above the default instance
  * NameResolverRegistry.getDefaultRegistry().register(EtcdNameResolverProvider.builder()
  *     .connection(EtcdConnection.builder().endpoints("https://etcd:2379").tls(ca, null, null).build())

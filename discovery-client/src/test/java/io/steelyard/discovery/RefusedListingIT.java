@@ -37,7 +37,10 @@ import org.slf4j.LoggerFactory;
 class RefusedListingIT {
 
   @RegisterExtension
-  static final EtcdCluster etcd = EtcdCluster.builder().backend(EtcdCluster.Backend.BINARY).build();
+  static final EtcdCluster etcd = EtcdCluster.builder().backend(EtcdCluster.Backend.BINARY)
+      // Above the client's 4 MiB inbound limit, so that one value alone can pass it.
+      .extraArgs("--max-request-bytes", Integer.toString(6 << 20))
+      .build();
 
   private final List<Throwable> unavailable = new CopyOnWriteArrayList<>();
   private final ListAppender<ILoggingEvent> logs = new ListAppender<>();
@@ -46,13 +49,16 @@ class RefusedListingIT {
   @BeforeAll
   static void usersAndABigService() throws Exception {
     try (Client admin = EtcdConnection.of(etcd.endpoints()).connect()) {
-      // Five 1 MiB values: the listing is over gRPC's 4 MiB inbound limit (etcd takes 1.5 MiB
-      // per request, so each put passes).
+      // Five 1 MiB values: together over gRPC's 4 MiB inbound limit, which paging gets round.
       byte[] mib = new byte[1024 * 1024];
       Arrays.fill(mib, (byte) 'x');
       for (int i = 0; i < 5; i++) {
         admin.getKVClient().put(bytes("/services/big/" + i), ByteSequence.from(mib)).get(10, TimeUnit.SECONDS);
       }
+      // One 4.5 MiB value: a page of that one key is still over the limit.
+      byte[] huge = new byte[9 << 19];
+      Arrays.fill(huge, (byte) 'x');
+      admin.getKVClient().put(bytes("/services/huge/0"), ByteSequence.from(huge)).get(10, TimeUnit.SECONDS);
       var auth = admin.getAuthClient();
       auth.userAdd(bytes("root"), bytes("rootpw")).get(10, TimeUnit.SECONDS);
       auth.roleAdd(bytes("root")).get(10, TimeUnit.SECONDS);
@@ -120,15 +126,26 @@ class RefusedListingIT {
   }
 
   @Test
-  void aListingOverTheClientsMessageLimitIsNamedAsThatLimit() {
+  void aListingOverTheClientsMessageLimitIsPagedBelowIt() {
     try (ServiceWatcher w = open("root", "rootpw", "big")) {
+      // Five malformed values (1 MiB is over the codec's 16 KiB): listed, counted, skipped.
+      await().atMost(Duration.ofSeconds(20)).until(() -> w.current() != null);
+      assertThat(w.current().malformed()).hasSize(5);
+      assertThat(unavailable).isEmpty();
+      assertThat(warnings()).noneMatch(m -> m.contains("refused"));
+    }
+  }
+
+  @Test
+  void aKeyOverTheClientsMessageLimitIsNamedAsThatLimit() {
+    try (ServiceWatcher w = open("root", "rootpw", "huge")) {
       await().atMost(Duration.ofSeconds(10)).until(() -> !unavailable.isEmpty());
       assertThat(unavailable.get(0)).isInstanceOfSatisfying(RegistryException.class, e -> {
         assertThat(e.kind()).isEqualTo(Kind.LIMIT);
         assertThat(e.getMessage()).contains("over a size or quota limit").contains("RESOURCE_EXHAUSTED");
       });
       assertThat(warnings()).anySatisfy(m -> assertThat(m)
-          .contains("refused the list of service big")
+          .contains("refused the list of service huge")
           .contains("inbound message limit"));
       assertThat(warnings()).noneMatch(m -> m.contains("Cannot reach etcd"));
       assertThat(w.current()).isNull();

@@ -28,8 +28,8 @@ import javax.annotation.concurrent.NotThreadSafe;
  * <p>The path from a resolution to a picker, one stage per place:
  *
  * <ol>
- *   <li>which endpoints get a child: {@link #createChildAddressesMap} (all of them today; weighted
- *       subsetting will choose here);
+ *   <li>which endpoints get a child: {@link #createChildAddressesMap}, all of them, or this
+ *       client's {@link RendezvousSubset} when the config sets {@code subsetSize} ({@link Subsetting});
  *   <li>declared weight per endpoint: {@link EndpointWeights#WEIGHT}, {@value
  *       EndpointWeights#DEFAULT_WEIGHT} when absent, read in {@link #createChildAddressesMap};
  *   <li>eligibility and effective weight: {@link EffectiveWeights};
@@ -44,8 +44,9 @@ import javax.annotation.concurrent.NotThreadSafe;
  *
  * <p>The policy's parsed {@link WeightedPolicyConfig} arrives in {@code
  * ResolvedAddresses.getLoadBalancingPolicyConfig()} (null under {@code
- * defaultLoadBalancingPolicy}, meaning {@link WeightedPolicyConfig#DEFAULT}) and is handed to the
- * picker factory with each READY endpoint's child key.
+ * defaultLoadBalancingPolicy}, meaning {@link WeightedPolicyConfig#DEFAULT}); its subset is read
+ * in {@link #createChildAddressesMap}, and the whole config is handed to the picker factory with
+ * each READY endpoint's child key.
  *
  * <p>Threading: like every {@link LoadBalancer}, called only from the channel's
  * SynchronizationContext; all fields are confined to it. Pickers are immutable and thread-safe.
@@ -94,6 +95,7 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
   protected Map<Object, ResolvedAddresses> createChildAddressesMap(
       ResolvedAddresses resolvedAddresses) {
     Map<Object, ResolvedAddresses> children = super.createChildAddressesMap(resolvedAddresses);
+    children = Subsetting.keep(children, resolvedAddresses.getLoadBalancingPolicyConfig());
     if (!children.isEmpty()) {
       Map<Object, Integer> weights = new HashMap<>(children.size() * 2);
       for (Map.Entry<Object, ResolvedAddresses> entry : children.entrySet()) {

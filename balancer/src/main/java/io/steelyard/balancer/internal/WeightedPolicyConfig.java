@@ -11,6 +11,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import javax.annotation.Nullable;
 import javax.annotation.concurrent.Immutable;
 
 /**
@@ -21,7 +22,8 @@ import javax.annotation.concurrent.Immutable;
  * <p>Each policy accepts its own set of fields ({@link WeightedPolicy#fields()}): today {@code
  * weighted_random} and {@code weighted_round_robin_static} take none, and {@code
  * weighted_least_request} takes {@link #FIELD_CHOICE_COUNT}, {@link #FIELD_LATENCY}, {@link
- * #FIELD_DECAY} and {@link #FIELD_ERROR_PENALTY}. A field a policy does not read keeps its default
+ * #FIELD_DECAY} and {@link #FIELD_ERROR_PENALTY}. Every policy also takes deterministic subsetting
+ * ({@link SubsetOption}: {@code subsetSize}, {@code subsetClientId}). A field a policy does not read keeps its default
  * here, so one immutable class serves every policy. The provider parses the raw JSON map, the
  * channel hands the result to the balancer in {@code
  * ResolvedAddresses.getLoadBalancingPolicyConfig()}, and bad input becomes a {@link ConfigOrError}
@@ -36,6 +38,9 @@ import javax.annotation.concurrent.Immutable;
  */
 @Immutable
 public final class WeightedPolicyConfig {
+
+  /** Field names every weighted policy accepts on top of its own: deterministic subsetting. */
+  static final Set<String> COMMON_FIELDS = ImmutableSortedSet.of(SubsetOption.SIZE, SubsetOption.CLIENT_ID);
 
   /** {@code weighted_least_request}: candidates drawn per pick, 2..10. */
   public static final String FIELD_CHOICE_COUNT = "choiceCount";
@@ -86,12 +91,14 @@ public final class WeightedPolicyConfig {
   private final boolean latency;
   private final long decayNanos;
   private final double errorPenalty;
+  @Nullable private final RendezvousSubset subset;
 
   private WeightedPolicyConfig(Builder builder) {
     this.choiceCount = builder.choiceCount;
     this.latency = builder.latency;
     this.decayNanos = builder.decayNanos;
     this.errorPenalty = builder.errorPenalty;
+    this.subset = builder.subset;
   }
 
   /** A builder starting from the defaults. */
@@ -119,6 +126,12 @@ public final class WeightedPolicyConfig {
     return errorPenalty;
   }
 
+  /** The subset this client keeps, or null when {@code subsetSize} is not set: every endpoint. */
+  @Nullable
+  public RendezvousSubset subset() {
+    return subset;
+  }
+
   /**
    * Parses one policy's raw JSON config (Gson-style: maps, lists, strings, doubles, booleans),
    * accepting only {@code fields}. Never throws: bad input is a {@link ConfigOrError} with an
@@ -133,12 +146,15 @@ public final class WeightedPolicyConfig {
     Builder builder = builder();
     for (Map.Entry<String, ?> entry : rawConfig.entrySet()) {
       String field = entry.getKey();
+      if (COMMON_FIELDS.contains(field)) {
+        continue; // parsed together below: one needs the other
+      }
       if (!fields.contains(field)) {
         return error(
             policyName,
             field,
-            "unknown field (expected: "
-                + (fields.isEmpty() ? "no fields, {}" : "one of " + ImmutableSortedSet.copyOf(fields))
+            "unknown field (expected: one of "
+                + ImmutableSortedSet.naturalOrder().addAll(fields).addAll(COMMON_FIELDS).build()
                 + ")");
       }
       Object value = entry.getValue();
@@ -178,6 +194,13 @@ public final class WeightedPolicyConfig {
         default:
           throw new AssertionError("field accepted but not parsed: " + field);
       }
+    }
+    if (rawConfig.containsKey(SubsetOption.SIZE) || rawConfig.containsKey(SubsetOption.CLIENT_ID)) {
+      ConfigOrError subset = SubsetOption.parse(policyName, rawConfig, s -> s);
+      if (subset.getError() != null) {
+        return subset;
+      }
+      builder.subset((RendezvousSubset) subset.getConfig());
     }
     return ConfigOrError.fromConfig(builder.build());
   }
@@ -226,12 +249,13 @@ public final class WeightedPolicyConfig {
     return choiceCount == that.choiceCount
         && latency == that.latency
         && decayNanos == that.decayNanos
-        && Double.compare(errorPenalty, that.errorPenalty) == 0;
+        && Double.compare(errorPenalty, that.errorPenalty) == 0
+        && Objects.equals(subset, that.subset);
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(choiceCount, latency, decayNanos, errorPenalty);
+    return Objects.hash(choiceCount, latency, decayNanos, errorPenalty, subset);
   }
 
   @Override
@@ -244,6 +268,7 @@ public final class WeightedPolicyConfig {
         + formatDuration(decayNanos)
         + ", errorPenalty="
         + errorPenalty
+        + (subset == null ? "" : ", subset=" + subset)
         + "}";
   }
 
@@ -253,6 +278,7 @@ public final class WeightedPolicyConfig {
     private boolean latency = DEFAULT_LATENCY;
     private long decayNanos = DEFAULT_DECAY_NANOS;
     private double errorPenalty = DEFAULT_ERROR_PENALTY;
+    @Nullable private RendezvousSubset subset;
 
     private Builder() {}
 
@@ -289,6 +315,12 @@ public final class WeightedPolicyConfig {
           errorPenalty,
           MAX_ERROR_PENALTY);
       this.errorPenalty = errorPenalty;
+      return this;
+    }
+
+    /** Deterministic subsetting; null (the default) keeps every endpoint. */
+    public Builder subset(@Nullable RendezvousSubset subset) {
+      this.subset = subset;
       return this;
     }
 
