@@ -8,6 +8,7 @@ import io.etcd.jetcd.auth.Permission;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.testkit.EtcdCluster;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -89,6 +90,35 @@ class AuthIT {
     assertThat(r.exitCode()).as(r.toString()).isEqualTo(1);
     assertThat(r.err().lines().toList()).hasSize(1);
     assertThat(r.err()).contains("user name is empty");
+  }
+
+  @Test
+  void watchWithAWrongPasswordStopsAtTheRefusalInsteadOfWaitingForEtcd() {
+    Cli.Result r = cli.run("--user", "steelyard:wrong", "--timeout", "20s", "watch", "greeter");
+
+    assertThat(r.exitCode()).as(r.toString()).isEqualTo(1);
+    assertThat(r.err().lines().toList()).as(r.toString()).hasSize(1);
+    assertThat(r.err())
+        .startsWith("steelyard: etcd at " + etcd.endpoints() + ": ")
+        .contains("UNAUTHENTICATED")
+        .doesNotContain("unreachable")
+        .doesNotContain("within");
+    assertThat(r.out()).isEmpty();
+    assertThat(r.took()).isLessThan(Duration.ofSeconds(20));
+  }
+
+  @Test
+  void watchOutsideTheUsersKeysIsRefusedAsAPermission() {
+    Cli.Result r =
+        cli.run("--user", "steelyard:s3cret", "--timeout", "20s", "--prefix", "/other", "watch", "greeter");
+
+    assertThat(r.exitCode()).as(r.toString()).isEqualTo(1);
+    assertThat(r.err().lines().toList()).as(r.toString()).hasSize(1);
+    assertThat(r.err())
+        .startsWith("steelyard: etcd at " + etcd.endpoints() + ": ")
+        .containsIgnoringCase("permission denied")
+        .doesNotContain("unreachable");
+    assertThat(r.took()).isLessThan(Duration.ofSeconds(20));
   }
 
   private static ByteSequence bytes(String s) {
