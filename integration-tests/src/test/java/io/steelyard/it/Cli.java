@@ -11,7 +11,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /** The {@code steelyard} CLI ({@code SteelyardCli}) in a child JVM, as an operator runs it. */
-final class Cli {
+public final class Cli {
 
   static final String MAIN = "io.steelyard.cli.SteelyardCli";
 
@@ -40,6 +40,14 @@ final class Cli {
     return builder(endpoints, args)
         .redirectOutput(ProcessBuilder.Redirect.DISCARD)
         .redirectError(Path.of("target", "sidecar-" + System.nanoTime() + ".err").toFile())
+        .start();
+  }
+
+  /** Starts a long-running command whose stdout goes to {@code stdout}; the caller stops it. */
+  public static Process startCapturing(String endpoints, Path stdout, String... args) throws IOException {
+    return builder(endpoints, args)
+        .redirectOutput(stdout.toFile())
+        .redirectError(Path.of("target", "cli-" + System.nanoTime() + ".err").toFile())
         .start();
   }
 

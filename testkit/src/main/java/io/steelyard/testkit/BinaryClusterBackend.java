@@ -41,6 +41,7 @@ final class BinaryClusterBackend implements ClusterBackend {
   /** Ports handed out before free ones, so a test can provoke a bind failure. */
   private final java.util.Deque<Integer> presetPorts = new java.util.ArrayDeque<>();
   private volatile boolean closed;
+  private boolean faultProxies; // set before start()
 
   BinaryClusterBackend(int size, Path binary, List<String> extraArgs) {
     this.binary = binary;
@@ -111,10 +112,29 @@ final class BinaryClusterBackend implements ClusterBackend {
     return closed;
   }
 
+  /** Puts a {@link FaultProxy} in front of every member's client and peer port; before start(). */
+  void enableFaultProxies() {
+    if (!SocketOwners.supported()) {
+      throw new IllegalStateException(
+          "partitionable(): needs Linux's /proc to tell which member dialed a peer connection");
+    }
+    faultProxies = true;
+  }
+
+  /** Wakes every proxy to re-evaluate its links after a member's partition changed. */
+  void recheckProxies() {
+    for (BinaryMember member : members) {
+      member.proxies().forEach(FaultProxy::recheck);
+    }
+  }
+
   @Override
   public void start() {
     for (int attempt = 1; ; attempt++) {
       assignFreePorts();
+      if (faultProxies) {
+        startProxies(); // after the ports: each proxy forwards to its member's real ports
+      }
       log.debug("starting {} etcd member(s) from {} in {} (attempt {})", members.size(), binary, root, attempt);
       try {
         members.forEach(BinaryMember::launch);
@@ -147,8 +167,10 @@ final class BinaryClusterBackend implements ClusterBackend {
   }
 
   List<String> etcdCommand(BinaryMember member) {
-    String client = member.clientEndpoint().toString();
-    String peer = member.peerUrl().toString();
+    String client = member.directClientEndpoint().toString();
+    String advertisedClient = member.clientEndpoint().toString(); // the proxy, when there is one
+    String peer = member.listenPeerUrl().toString();
+    String advertisedPeer = member.peerUrl().toString();
     String initialCluster =
         members.stream().map(m -> m.name() + "=" + m.peerUrl()).collect(Collectors.joining(","));
     List<String> command = new ArrayList<>();
@@ -159,9 +181,9 @@ final class BinaryClusterBackend implements ClusterBackend {
             "--name", member.name(),
             "--data-dir", member.dataDir().toString(),
             "--listen-client-urls", client,
-            "--advertise-client-urls", client,
+            "--advertise-client-urls", advertisedClient,
             "--listen-peer-urls", peer,
-            "--initial-advertise-peer-urls", peer,
+            "--initial-advertise-peer-urls", advertisedPeer,
             "--initial-cluster", initialCluster,
             "--initial-cluster-state", "new",
             "--initial-cluster-token", token));
@@ -184,7 +206,73 @@ final class BinaryClusterBackend implements ClusterBackend {
         log.warn("could not kill etcd member {}", member.name(), e);
       }
     }
+    members.forEach(m -> m.proxies().forEach(FaultProxy::close));
     deleteRecursively(root);
+  }
+
+  /** {@code etcdctl snapshot save} from {@code member}; returns the snapshot's revision. */
+  long snapshot(BinaryMember member, Path file) {
+    return EtcdSnapshots.save(EtcdSnapshots.etcdctl(binary), member.directClientEndpoint(), file);
+  }
+
+  /**
+   * Stops every member, rebuilds each data directory from {@code file} with {@code etcdctl
+   * snapshot restore} (same names, peer URLs and token, hence the same member ids), and starts
+   * them again; returns once each serves.
+   */
+  void restore(Path file) {
+    Path etcdctl = EtcdSnapshots.etcdctl(binary);
+    EtcdSnapshots.revision(etcdctl, file); // a bad file fails here, before anything is stopped
+    members.forEach(BinaryMember::stop);
+    String initialCluster =
+        members.stream().map(m -> m.name() + "=" + m.peerUrl()).collect(Collectors.joining(","));
+    for (BinaryMember member : members) {
+      deleteRecursively(member.dataDir());
+      EtcdSnapshots.restore(
+          etcdctl, file, member.name(), member.dataDir(), initialCluster, token, member.peerUrl());
+    }
+    members.forEach(BinaryMember::launch);
+    for (BinaryMember member : members) {
+      member.awaitReady(() -> EtcdHttp.isHealthy(member.clientEndpoint()));
+    }
+  }
+
+  private void startProxies() {
+    for (BinaryMember member : members) {
+      member.proxies().forEach(FaultProxy::close); // a previous attempt's
+      java.net.URI client = member.directClientEndpoint();
+      java.net.URI peer = member.listenPeerUrl();
+      FaultProxy clientProxy =
+          FaultProxy.start(
+              member.name() + "-client",
+              new java.net.InetSocketAddress(client.getHost(), client.getPort()),
+              socket -> 0,
+              dialer -> member.partitioned().orElse(null) == Partition.FROM_EVERYTHING);
+      FaultProxy peerProxy =
+          FaultProxy.start(
+              member.name() + "-peer",
+              new java.net.InetSocketAddress(peer.getHost(), peer.getPort()),
+              socket -> SocketOwners.dialer(socket.getPort(), socket.getLocalPort(), memberPids()).orElse(0),
+              dialer -> member.partitioned().isPresent() || dialerPartitioned(dialer));
+      member.attachProxies(clientProxy, peerProxy);
+    }
+  }
+
+  private List<Long> memberPids() {
+    List<Long> pids = new ArrayList<>();
+    for (BinaryMember member : members) {
+      member.pid().ifPresent(pids::add);
+    }
+    return pids;
+  }
+
+  private boolean dialerPartitioned(long pid) {
+    for (BinaryMember member : members) {
+      if (pid != 0 && member.pid().orElse(0L) == pid) {
+        return member.partitioned().isPresent();
+      }
+    }
+    return false;
   }
 
   Path root() {

@@ -75,10 +75,15 @@ public final class EtcdCluster implements BeforeAllCallback, AfterAllCallback, A
     DOCKER
   }
 
+  /** The backend quota members run with unless {@link Builder#quotaBackendBytes} says otherwise. */
+  static final long DEFAULT_QUOTA_BACKEND_BYTES = 256L * 1024 * 1024;
+
   private final int size;
   private final Backend requestedBackend;
   private final Path etcdBinary;
   private final List<String> extraArgs;
+  private final boolean partitionable;
+  private final long quotaBackendBytes;
 
   private ClusterBackend backend; // guarded by this
   private boolean closed; // guarded by this
@@ -88,7 +93,14 @@ public final class EtcdCluster implements BeforeAllCallback, AfterAllCallback, A
     this.size = builder.members;
     this.requestedBackend = builder.backend;
     this.etcdBinary = builder.etcdBinary;
-    this.extraArgs = builder.extraArgs;
+    this.partitionable = builder.partitionable;
+    this.quotaBackendBytes = builder.quotaBackendBytes;
+    List<String> args = new ArrayList<>(builder.extraArgs);
+    if (builder.quotaBackendBytes != DEFAULT_QUOTA_BACKEND_BYTES) {
+      // After the backends' own default: etcd takes the last occurrence of a flag.
+      args.addAll(List.of("--quota-backend-bytes", Long.toString(builder.quotaBackendBytes)));
+    }
+    this.extraArgs = List.copyOf(args);
   }
 
   /** A builder with defaults: one member, {@link Backend#AUTO}. */
@@ -102,6 +114,8 @@ public final class EtcdCluster implements BeforeAllCallback, AfterAllCallback, A
     private Backend backend = Backend.AUTO;
     private Path etcdBinary;
     private List<String> extraArgs = List.of();
+    private boolean partitionable;
+    private long quotaBackendBytes = DEFAULT_QUOTA_BACKEND_BYTES;
 
     private Builder() {}
 
@@ -132,6 +146,28 @@ public final class EtcdCluster implements BeforeAllCallback, AfterAllCallback, A
       List<String> args = Arrays.asList(a);
       args.forEach(arg -> Objects.requireNonNull(arg, "extraArgs element"));
       this.extraArgs = List.copyOf(args);
+      return this;
+    }
+
+    /**
+     * Runs every member behind {@link FaultProxy}s on its client and peer ports, so that {@link
+     * EtcdMember#partition(Partition)} can cut it off. Client endpoints are then the proxies'.
+     * Binary backend on Linux only (a proxy tells which member dialed it from {@code /proc}).
+     */
+    public Builder partitionable() {
+      this.partitionable = true;
+      return this;
+    }
+
+    /**
+     * etcd's {@code --quota-backend-bytes} for every member; default 256 MiB. A few MiB make
+     * {@link EtcdCluster#fillQuota()} cheap.
+     */
+    public Builder quotaBackendBytes(long bytes) {
+      if (bytes < 1024 * 1024) {
+        throw new IllegalArgumentException("quotaBackendBytes: " + bytes + " (expected: >= 1 MiB)");
+      }
+      this.quotaBackendBytes = bytes;
       return this;
     }
 
@@ -180,6 +216,9 @@ public final class EtcdCluster implements BeforeAllCallback, AfterAllCallback, A
     OPEN.add(this);
     backend = created;
     try {
+      if (partitionable) {
+        binary("partitionable()", created).enableFaultProxies();
+      }
       created.start();
       awaitHealthy(START_TIMEOUT);
     } catch (RuntimeException e) {
@@ -232,6 +271,119 @@ public final class EtcdCluster implements BeforeAllCallback, AfterAllCallback, A
       backend.close();
       backend = null;
     }
+  }
+
+  /**
+   * Undoes every member fault: resumes frozen members, heals partitions, starts members that were
+   * stopped or killed, and waits until the cluster is healthy. For the {@code @AfterEach} of
+   * tests that share one cluster between fault cases.
+   *
+   * @throws IllegalStateException if the cluster is not healthy within {@code timeout}
+   */
+  public void undoFaults(Duration timeout) {
+    for (EtcdMember m : members()) {
+      if (m.isFrozen()) {
+        m.resume();
+      }
+      if (m.partitioned().isPresent()) {
+        m.heal();
+      }
+      m.start();
+    }
+    awaitHealthy(timeout);
+  }
+
+  /**
+   * Writes filler values (outside any registry prefix) until etcd refuses one with "database space
+   * exceeded" and raises its NOSPACE alarm, after which the cluster accepts only reads, deletes,
+   * compaction, defragmentation and alarm changes. Build the cluster with a small {@link
+   * Builder#quotaBackendBytes} (at most 64 MiB). Returns the bytes written.
+   *
+   * <pre>{@code
+   * EtcdCluster etcd = EtcdCluster.builder().members(3).quotaBackendBytes(8 << 20).build();
+   * etcd.fillQuota();    // NOSPACE: puts and lease grants fail
+   * etcd.freeQuota();    // delete filler, compact, defragment every member, disarm
+   * }</pre>
+   */
+  public long fillQuota() {
+    long written = EtcdQuota.fill(anyServing(), quotaBackendBytes);
+    EtcdHttp.await(
+        "NOSPACE alarm", () -> alarms().contains("NOSPACE"), () -> true, Duration.ofSeconds(10), () -> "");
+    log.info("filled the etcd quota ({} bytes) with {} bytes: NOSPACE", quotaBackendBytes, written);
+    return written;
+  }
+
+  /**
+   * Frees the space {@link #fillQuota()} took, as etcd's maintenance guide says: deletes the
+   * filler, compacts at that revision, defragments every running member and disarms NOSPACE.
+   * Every running member must be reachable.
+   */
+  public void freeQuota() {
+    List<URI> running = members().stream().filter(EtcdMember::isRunning).map(EtcdMember::clientEndpoint).toList();
+    EtcdQuota.free(anyServing(), running);
+    EtcdHttp.await(
+        "NOSPACE disarmed", () -> !alarms().contains("NOSPACE"), () -> true, Duration.ofSeconds(10), () -> "");
+    log.info("freed the etcd quota and disarmed NOSPACE");
+  }
+
+  /** The cluster's active alarm types, e.g. {@code [NOSPACE]}; one entry per member and alarm. */
+  public List<String> alarms() {
+    return EtcdQuota.alarms(anyServing()).stream().map(EtcdQuota.Alarm::type).toList();
+  }
+
+  /**
+   * Saves a snapshot of the leader's data to {@code file} with {@code etcdctl snapshot save};
+   * returns the revision it holds. Binary backend.
+   */
+  public long snapshot(Path file) {
+    Objects.requireNonNull(file, "file");
+    BinaryClusterBackend b = binary("snapshot", currentBackend());
+    long revision = b.snapshot((BinaryMember) leader(), file);
+    log.info("etcd snapshot at revision {} saved to {}", revision, file);
+    return revision;
+  }
+
+  /**
+   * Restores the whole cluster from a {@link #snapshot} taken earlier, as an operator recovers
+   * from a disaster: stops every member, rebuilds each data directory with {@code etcdctl snapshot
+   * restore} (same member names, peer URLs and cluster token), starts them and waits until the
+   * cluster is healthy. Keys, values and leases are those of the snapshot and the revision goes
+   * back to the snapshot's (etcd 3.4 has no {@code --bump-revision}); leases in it are live again
+   * with their full TTL. Binary backend.
+   */
+  public void restore(Path file) {
+    Objects.requireNonNull(file, "file");
+    binary("restore", currentBackend()).restore(file);
+    awaitHealthy(START_TIMEOUT);
+    log.info("etcd cluster restored from {}", file);
+  }
+
+  private synchronized ClusterBackend currentBackend() {
+    if (backend == null) {
+      throw new IllegalStateException(closed ? "etcd cluster already closed" : "etcd cluster not started");
+    }
+    return backend;
+  }
+
+  private static BinaryClusterBackend binary(String what, ClusterBackend b) {
+    if (b instanceof BinaryClusterBackend binary) {
+      return binary;
+    }
+    throw new UnsupportedOperationException(what + ": needs the binary backend (EtcdCluster.Backend.BINARY)");
+  }
+
+  /** A running member that answers, the leader if there is one. */
+  private URI anyServing() {
+    Optional<Integer> leader = findLeader();
+    if (leader.isPresent()) {
+      return member(leader.get()).clientEndpoint();
+    }
+    return members().stream()
+        .filter(EtcdMember::isRunning)
+        .map(EtcdMember::clientEndpoint)
+        .filter(EtcdHttp::isHealthy)
+        .findFirst()
+        .orElseThrow(() -> new IllegalStateException("no etcd member answers: " + describe()));
   }
 
   /** The number of members. */
