@@ -152,7 +152,15 @@ final class RegisterCommand extends CliCommand {
           RegistryException.Kind.UNAVAILABLE,
           "could not register " + registration.key() + " within " + timeout.toMillis() + "ms",
           e);
-    } catch (ExecutionException | CancellationException e) {
+    } catch (ExecutionException e) {
+      if (e.getCause() instanceof RegistryException refused) {
+        throw refused; // etcd said no: its reason, not "could not register"
+      }
+      throw new RegistryException(
+          RegistryException.Kind.UNAVAILABLE,
+          "could not register " + registration.key() + ": " + e.getMessage(),
+          e);
+    } catch (CancellationException e) {
       throw new RegistryException(
           RegistryException.Kind.UNAVAILABLE,
           "could not register " + registration.key() + ": " + e.getMessage(),
@@ -196,9 +204,12 @@ final class RegisterCommand extends CliCommand {
           case DELETED_BY_OPERATOR ->
               "the key was deleted by someone else; staying deregistered until restarted";
           case REGISTERED -> wasRecovering ? "registered again" : null;
+          // Before the first registration the refusal ends the command with its reason instead.
+          case REFUSED -> registeredOnce ? "etcd refuses to register it again; retrying slowly" : null;
           default -> null;
         };
     wasRecovering = state == RegistrationState.RECOVERING;
+    registeredOnce |= state == RegistrationState.REGISTERED;
     if (line != null) {
       err().println("steelyard: " + service + " " + address + ": " + line);
       err().flush();
@@ -206,4 +217,5 @@ final class RegisterCommand extends CliCommand {
   }
 
   private boolean wasRecovering;
+  private boolean registeredOnce;
 }

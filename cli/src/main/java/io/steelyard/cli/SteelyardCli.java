@@ -178,7 +178,7 @@ public final class SteelyardCli implements Callable<Integer> {
    * CLI's own logback configuration (WARN, to stderr) is used unless the caller chose one. The file
    * has a name of its own so it never configures an application that embeds this module.
    */
-  private static void configureLogging(String[] args) {
+  static void configureLogging(String[] args) {
     if (System.getProperty("logback.configurationFile") == null) {
       System.setProperty("logback.configurationFile", "io/steelyard/cli/logback-cli.xml");
     }
@@ -188,6 +188,10 @@ public final class SteelyardCli implements Callable<Integer> {
         System.setProperty("steelyard.discovery.log.level", "INFO");
       }
     }
+    // grpc (and Vert.x under jetcd) log through java.util.logging, whose console handler would
+    // print two-line records of its own format on stderr: route them through SLF4J instead.
+    org.slf4j.bridge.SLF4JBridgeHandler.removeHandlersForRootLogger();
+    org.slf4j.bridge.SLF4JBridgeHandler.install();
   }
 
   /**
@@ -302,16 +306,13 @@ public final class SteelyardCli implements Callable<Integer> {
             throw new IllegalArgumentException("timeout: " + timeout + " (expected: > 0)");
           }
           String eps = endpoints != null ? endpoints : EtcdConnection.endpointsFrom(env);
-          EtcdConnection.Builder b = EtcdConnection.builder().endpoints(eps).connectTimeout(timeout);
-          if (user != null) {
-            b.userPassword(user);
-          }
-          if (caCert != null) {
-            b.tls(caCert, cert, key);
-          } else if (cert != null || key != null) {
-            throw new IllegalArgumentException("tls: --cert and --key need --cacert");
-          }
-          return new ConnectionSettings(b.build(), layout);
+          EtcdConnection connection =
+              EtcdConnection.builder()
+                  .endpoints(eps)
+                  .connectTimeout(timeout)
+                  .securityOptions(user, caCert, cert, key)
+                  .build();
+          return new ConnectionSettings(connection, layout);
         });
   }
 

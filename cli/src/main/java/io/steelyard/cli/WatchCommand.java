@@ -136,7 +136,9 @@ final class WatchCommand extends CliCommand {
       synchronized (this) {
         last = lastFailure;
       }
-      throw EtcdErrors.timedOut(what, timeout, last != null ? last : e);
+      // What the last attempt ran into (e.g. "could not be reached ... UNAVAILABLE") says more
+      // than "did not answer"; without one, etcd stayed silent for the whole --timeout.
+      throw last != null ? last : EtcdErrors.timedOut(what, timeout, e);
     } catch (ExecutionException e) {
       throw (RegistryException) e.getCause();
     } catch (InterruptedException e) {

@@ -203,7 +203,7 @@ class SteelyardCliTest {
     assertThat(failureLine(io.grpc.Status.PERMISSION_DENIED.asRuntimeException()))
         .startsWith("steelyard: etcd at " + at + ": etcd refused list x: permission denied");
     assertThat(failureLine(new javax.net.ssl.SSLHandshakeException("PKIX path building failed")))
-        .startsWith("steelyard: etcd at " + at + ": etcd refused list x: TLS handshake failed");
+        .startsWith("steelyard: etcd at " + at + ": etcd refused list x: TLS");
   }
 
   @Test

@@ -431,7 +431,10 @@ final class PrefixWatcher {
     Kind kind = e.kind();
     failures++;
     lastError = e;
-    if (!kind.refused() && failures >= RENEW_CLIENT_AFTER_FAILURES && lastReader != null) {
+    // A new client reads the certificate files again, so a TLS refusal renews it too (rotated
+    // certificates are picked up without a restart); other refusals would only fail again.
+    boolean renewable = !kind.refused() || kind == Kind.TLS;
+    if (renewable && failures >= RENEW_CLIENT_AFTER_FAILURES && lastReader != null) {
       clients.renew(lastReader);
     }
     long delay = kind.refused() ? backoff.cappedDelayNanos() : backoff.delayNanos(failures - 1);

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -35,6 +36,7 @@ final class BinaryClusterBackend implements ClusterBackend {
 
   private final Path binary;
   private final List<String> extraArgs;
+  private final ClusterTls tls; // null: plain client port
   private final String token = "steelyard-" + UUID.randomUUID();
   private final Path root;
   private final List<BinaryMember> members = new ArrayList<>();
@@ -44,8 +46,13 @@ final class BinaryClusterBackend implements ClusterBackend {
   private boolean faultProxies; // set before start()
 
   BinaryClusterBackend(int size, Path binary, List<String> extraArgs) {
+    this(size, binary, extraArgs, null);
+  }
+
+  BinaryClusterBackend(int size, Path binary, List<String> extraArgs, ClusterTls tls) {
     this.binary = binary;
     this.extraArgs = List.copyOf(extraArgs);
+    this.tls = tls;
     try {
       this.root = Files.createTempDirectory("steelyard-etcd-");
     } catch (IOException e) {
@@ -108,6 +115,15 @@ final class BinaryClusterBackend implements ClusterBackend {
     }
   }
 
+  boolean tls() {
+    return tls != null;
+  }
+
+  @Override
+  public URI probeEndpoint(EtcdMember member) {
+    return ((BinaryMember) member).probeEndpoint();
+  }
+
   boolean isClosed() {
     return closed;
   }
@@ -140,7 +156,7 @@ final class BinaryClusterBackend implements ClusterBackend {
         members.forEach(BinaryMember::launch);
         // Every member must be launched before any can become healthy: they need a quorum.
         for (BinaryMember member : members) {
-          member.awaitReady(() -> EtcdHttp.isHealthy(member.clientEndpoint()));
+          member.awaitReady(() -> EtcdHttp.isHealthy(member.probeEndpoint()));
         }
         return;
       } catch (RuntimeException e) {
@@ -168,6 +184,7 @@ final class BinaryClusterBackend implements ClusterBackend {
 
   List<String> etcdCommand(BinaryMember member) {
     String client = member.directClientEndpoint().toString();
+    String listenClient = tls == null ? client : client + "," + member.probeEndpoint();
     String advertisedClient = member.clientEndpoint().toString(); // the proxy, when there is one
     String peer = member.listenPeerUrl().toString();
     String advertisedPeer = member.peerUrl().toString();
@@ -180,7 +197,7 @@ final class BinaryClusterBackend implements ClusterBackend {
         List.of(
             "--name", member.name(),
             "--data-dir", member.dataDir().toString(),
-            "--listen-client-urls", client,
+            "--listen-client-urls", listenClient,
             "--advertise-client-urls", advertisedClient,
             "--listen-peer-urls", peer,
             "--initial-advertise-peer-urls", advertisedPeer,
@@ -189,6 +206,18 @@ final class BinaryClusterBackend implements ClusterBackend {
             "--initial-cluster-token", token));
     command.addAll(EtcdTuning.FLAGS);
     command.addAll(List.of("--logger", "zap")); // etcd 3.4 defaults to capnslog
+    if (tls != null) {
+      command.addAll(
+          List.of(
+              "--cert-file", tls.certificates().serverCert().toString(),
+              "--key-file", tls.certificates().serverKey().toString()));
+      if (tls.clientCertAuth()) {
+        command.addAll(
+            List.of(
+                "--client-cert-auth",
+                "--trusted-ca-file", tls.certificates().caCert().toString()));
+      }
+    }
     if (supportsNoFsync(binary)) {
       command.add(EtcdTuning.NO_FSYNC);
     }
@@ -233,7 +262,7 @@ final class BinaryClusterBackend implements ClusterBackend {
     }
     members.forEach(BinaryMember::launch);
     for (BinaryMember member : members) {
-      member.awaitReady(() -> EtcdHttp.isHealthy(member.clientEndpoint()));
+      member.awaitReady(() -> EtcdHttp.isHealthy(member.probeEndpoint()));
     }
   }
 
@@ -285,7 +314,8 @@ final class BinaryClusterBackend implements ClusterBackend {
     try {
       InetAddress loopback = InetAddress.getLoopbackAddress();
       List<Integer> ports = new ArrayList<>();
-      while (ports.size() < members.size() * 2) {
+      int perMember = tls == null ? 2 : 3;
+      while (ports.size() < members.size() * perMember) {
         if (!presetPorts.isEmpty()) {
           ports.add(presetPorts.poll());
           continue;
@@ -296,7 +326,9 @@ final class BinaryClusterBackend implements ClusterBackend {
         ports.add(socket.getLocalPort());
       }
       for (int i = 0; i < members.size(); i++) {
-        members.get(i).assignPorts(ports.get(2 * i), ports.get(2 * i + 1));
+        int first = perMember * i;
+        members.get(i).assignPorts(
+            ports.get(first), ports.get(first + 1), tls == null ? 0 : ports.get(first + 2));
       }
     } catch (IOException e) {
       throw new UncheckedIOException("cannot find free loopback ports for etcd", e);

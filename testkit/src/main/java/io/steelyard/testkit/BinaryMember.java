@@ -58,6 +58,7 @@ final class BinaryMember implements EtcdMember {
   private final BinaryClusterBackend cluster;
   private volatile int clientPort;
   private volatile int peerPort;
+  private volatile int probePort; // 0 unless the client port speaks TLS
   // Written under this; volatile so isRunning() needs no lock (members check each other's state).
   private volatile Process watchdog;
   private volatile long etcdPid;
@@ -82,12 +83,26 @@ final class BinaryMember implements EtcdMember {
   @Override
   public URI clientEndpoint() {
     FaultProxy proxy = clientProxy;
-    return proxy != null ? proxy.uri("http") : directClientEndpoint();
+    return proxy != null ? proxy.uri(scheme()) : directClientEndpoint();
   }
 
   /** The port etcd itself listens on for clients, behind the fault proxy if there is one. */
   URI directClientEndpoint() {
-    return URI.create("http://127.0.0.1:" + clientPort);
+    return URI.create(scheme() + "://127.0.0.1:" + clientPort);
+  }
+
+  private String scheme() {
+    return cluster.tls() ? "https" : "http";
+  }
+
+  /**
+   * Where the testkit probes health and leadership and sets up auth: etcd's own client port
+   * (never through a fault proxy, so a partition does not blind the testkit), or with TLS a
+   * second, plain client listener on loopback (never advertised), so probes need no
+   * certificates.
+   */
+  URI probeEndpoint() {
+    return probePort == 0 ? directClientEndpoint() : URI.create("http://127.0.0.1:" + probePort);
   }
 
   /** The peer URL the member advertises and its peers dial: the fault proxy's if there is one. */
@@ -113,9 +128,10 @@ final class BinaryMember implements EtcdMember {
     return c == null ? List.of() : List.of(c, p);
   }
 
-  void assignPorts(int client, int peer) {
+  void assignPorts(int client, int peer, int probe) {
     this.clientPort = client;
     this.peerPort = peer;
+    this.probePort = probe;
   }
 
   Path dir() {
@@ -189,8 +205,8 @@ final class BinaryMember implements EtcdMember {
     // Decided before launch, which would make this member count itself among the running ones.
     BooleanSupplier ready =
         cluster.quorumRunning()
-            ? () -> EtcdHttp.isHealthy(clientEndpoint())
-            : () -> EtcdHttp.listening(clientEndpoint());
+            ? () -> EtcdHttp.isHealthy(probeEndpoint())
+            : () -> EtcdHttp.listening(probeEndpoint());
     launch();
     try {
       awaitReady(ready);

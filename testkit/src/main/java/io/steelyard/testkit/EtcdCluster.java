@@ -84,6 +84,8 @@ public final class EtcdCluster implements BeforeAllCallback, AfterAllCallback, A
   private final List<String> extraArgs;
   private final boolean partitionable;
   private final long quotaBackendBytes;
+  private final ClusterTls tls;
+  private final String rootPassword;
 
   private ClusterBackend backend; // guarded by this
   private boolean closed; // guarded by this
@@ -101,7 +103,12 @@ public final class EtcdCluster implements BeforeAllCallback, AfterAllCallback, A
       args.addAll(List.of("--quota-backend-bytes", Long.toString(builder.quotaBackendBytes)));
     }
     this.extraArgs = List.copyOf(args);
+    this.tls = builder.tls;
+    this.rootPassword = builder.rootPassword;
   }
+
+  /** The user {@link Builder#rootPassword} creates: {@value}. */
+  public static final String ROOT_USER = "root";
 
   /** A builder with defaults: one member, {@link Backend#AUTO}. */
   public static Builder builder() {
@@ -116,8 +123,50 @@ public final class EtcdCluster implements BeforeAllCallback, AfterAllCallback, A
     private List<String> extraArgs = List.of();
     private boolean partitionable;
     private long quotaBackendBytes = DEFAULT_QUOTA_BACKEND_BYTES;
+    private ClusterTls tls;
+    private String rootPassword;
 
     private Builder() {}
+
+    /**
+     * Serve clients over TLS with {@code certs}' server certificate ({@code https://} endpoints);
+     * clients need no certificate of their own. Binary backend only.
+     */
+    public Builder tls(TestCertificates certs) {
+      checkTlsUnset();
+      this.tls = new ClusterTls(Objects.requireNonNull(certs, "certs"), false);
+      return this;
+    }
+
+    /**
+     * Serve clients over mutual TLS: as {@link #tls} and every client must present a certificate
+     * signed by {@code certs}' CA ({@code --client-cert-auth}). Binary backend only.
+     */
+    public Builder mutualTls(TestCertificates certs) {
+      checkTlsUnset();
+      this.tls = new ClusterTls(Objects.requireNonNull(certs, "certs"), true);
+      return this;
+    }
+
+    private void checkTlsUnset() {
+      if (tls != null) {
+        throw new IllegalStateException("tls already set");
+      }
+    }
+
+    /**
+     * Once started, create the user {@value EtcdCluster#ROOT_USER} with this password and the
+     * {@code root} role, and enable auth: from then on every client must log in. Short token
+     * lifetimes for expiry tests go through {@link #extraArgs}, e.g. {@code "--auth-token-ttl",
+     * "2"} (simple tokens, etcd's default).
+     */
+    public Builder rootPassword(String password) {
+      if (rootPassword != null) {
+        throw new IllegalStateException("rootPassword already set");
+      }
+      this.rootPassword = Objects.requireNonNull(password, "password");
+      return this;
+    }
 
     /** Number of members; 1 or 3 are the useful ones, 1 to 5 are accepted. Default 1. */
     public Builder members(int n) {
@@ -221,6 +270,9 @@ public final class EtcdCluster implements BeforeAllCallback, AfterAllCallback, A
       }
       created.start();
       awaitHealthy(START_TIMEOUT);
+      if (rootPassword != null) {
+        EtcdHttp.enableAuth(created.probeEndpoint(created.members().get(0)), ROOT_USER, rootPassword);
+      }
     } catch (RuntimeException e) {
       backend = null;
       OPEN.remove(this);
@@ -233,12 +285,15 @@ public final class EtcdCluster implements BeforeAllCallback, AfterAllCallback, A
   private ClusterBackend createBackend() {
     switch (requestedBackend) {
       case BINARY:
-        return new BinaryClusterBackend(size, BinaryClusterBackend.resolveBinary(etcdBinary), extraArgs);
+        return new BinaryClusterBackend(size, BinaryClusterBackend.resolveBinary(etcdBinary), extraArgs, tls);
       case DOCKER:
+        if (tls != null) {
+          throw new IllegalStateException("TLS clusters need the binary backend");
+        }
         return new DockerClusterBackend(size, extraArgs);
       case AUTO:
       default:
-        if (dockerAvailable()) {
+        if (tls == null && dockerAvailable()) {
           return new DockerClusterBackend(size, extraArgs);
         }
         if (etcdBinary == null && System.getenv("ETCD_BINARY") == null && BinaryClusterBackend.findOnPath() == null) {
@@ -246,7 +301,7 @@ public final class EtcdCluster implements BeforeAllCallback, AfterAllCallback, A
               "no etcd available: Docker is not running and there is no etcd binary. "
                   + BinaryClusterBackend.INSTALL_HINT);
         }
-        return new BinaryClusterBackend(size, BinaryClusterBackend.resolveBinary(etcdBinary), extraArgs);
+        return new BinaryClusterBackend(size, BinaryClusterBackend.resolveBinary(etcdBinary), extraArgs, tls);
     }
   }
 
@@ -319,7 +374,7 @@ public final class EtcdCluster implements BeforeAllCallback, AfterAllCallback, A
    * Every running member must be reachable.
    */
   public void freeQuota() {
-    List<URI> running = members().stream().filter(EtcdMember::isRunning).map(EtcdMember::clientEndpoint).toList();
+    List<URI> running = members().stream().filter(EtcdMember::isRunning).map(this::probe).toList();
     EtcdQuota.free(anyServing(), running);
     EtcdHttp.await(
         "NOSPACE disarmed", () -> !alarms().contains("NOSPACE"), () -> true, Duration.ofSeconds(10), () -> "");
@@ -376,14 +431,52 @@ public final class EtcdCluster implements BeforeAllCallback, AfterAllCallback, A
   private URI anyServing() {
     Optional<Integer> leader = findLeader();
     if (leader.isPresent()) {
-      return member(leader.get()).clientEndpoint();
+      return probe(member(leader.get()));
     }
     return members().stream()
         .filter(EtcdMember::isRunning)
-        .map(EtcdMember::clientEndpoint)
+        .map(this::probe)
         .filter(EtcdHttp::isHealthy)
         .findFirst()
         .orElseThrow(() -> new IllegalStateException("no etcd member answers: " + describe()));
+  }
+
+  private synchronized URI probe(EtcdMember member) {
+    if (backend == null) {
+      throw new IllegalStateException(closed ? "etcd cluster already closed" : "etcd cluster not started");
+    }
+    return backend.probeEndpoint(member);
+  }
+
+  /**
+   * Adds users and roles; the cluster must have been built with {@link Builder#rootPassword}.
+   *
+   * @throws IllegalStateException if auth was not enabled by the testkit
+   */
+  public EtcdAuthAdmin authAdmin() {
+    if (rootPassword == null) {
+      throw new IllegalStateException("auth not enabled: build the cluster with rootPassword(...)");
+    }
+    EtcdMember running =
+        members().stream().filter(EtcdMember::isRunning).findFirst()
+            .orElseThrow(() -> new IllegalStateException("no etcd member running"));
+    return new EtcdAuthAdmin(probe(running), rootPassword);
+  }
+
+  /**
+   * Whether any member's etcd log contains {@code text}, e.g. {@code "invalid auth token"} to
+   * prove a test really made etcd refuse an expired token. Binary backend only.
+   */
+  public boolean logsContain(String text) {
+    Objects.requireNonNull(text, "text");
+    ClusterBackend b;
+    synchronized (this) {
+      b = backend;
+    }
+    if (!(b instanceof BinaryClusterBackend binary)) {
+      throw new UnsupportedOperationException("member logs are read with the binary backend only");
+    }
+    return binary.members().stream().anyMatch(m -> m.logContains(text));
   }
 
   /** The number of members. */
@@ -409,7 +502,7 @@ public final class EtcdCluster implements BeforeAllCallback, AfterAllCallback, A
   }
 
   /**
-   * Each member's client URL, e.g. {@code http://127.0.0.1:40001}, in index order. Stable across
+   * Each member's client URL, e.g. {@code http://127.0.0.1:40001} ({@code https://} with TLS), in index order. Stable across
    * member restarts with the binary backend; re-read it after a restart with Docker.
    */
   public List<URI> clientEndpoints() {
@@ -456,7 +549,7 @@ public final class EtcdCluster implements BeforeAllCallback, AfterAllCallback, A
     EtcdHttp.await(
         "etcd cluster " + all,
         () ->
-            all.stream().filter(EtcdMember::isRunning).allMatch(m -> EtcdHttp.isHealthy(m.clientEndpoint()))
+            all.stream().filter(EtcdMember::isRunning).allMatch(m -> EtcdHttp.isHealthy(probe(m)))
                 && findLeader().isPresent(),
         () -> true,
         timeout,
@@ -469,7 +562,7 @@ public final class EtcdCluster implements BeforeAllCallback, AfterAllCallback, A
     for (int i = 0; i < all.size(); i++) {
       EtcdMember member = all.get(i);
       if (member.isRunning()
-          && EtcdHttp.status(member.clientEndpoint()).map(EtcdHttp.Status::isLeader).orElse(false)) {
+          && EtcdHttp.status(probe(member)).map(EtcdHttp.Status::isLeader).orElse(false)) {
         return Optional.of(i);
       }
     }
@@ -484,8 +577,8 @@ public final class EtcdCluster implements BeforeAllCallback, AfterAllCallback, A
         state = "stopped";
       } else {
         state =
-            (EtcdHttp.isHealthy(member.clientEndpoint()) ? "healthy" : "unhealthy")
-                + EtcdHttp.status(member.clientEndpoint())
+            (EtcdHttp.isHealthy(probe(member)) ? "healthy" : "unhealthy")
+                + EtcdHttp.status(probe(member))
                     .map(s -> s.isLeader() ? ", leader" : ", leader=" + s.leaderId())
                     .orElse(", no status");
       }
