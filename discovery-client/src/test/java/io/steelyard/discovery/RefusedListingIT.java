@@ -9,10 +9,10 @@ import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
-import io.etcd.jetcd.auth.Permission;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.RegistryException;
 import io.steelyard.registry.RegistryException.Kind;
+import io.steelyard.testkit.EtcdAuthAdmin;
 import io.steelyard.testkit.EtcdCluster;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -37,7 +37,7 @@ import org.slf4j.LoggerFactory;
 class RefusedListingIT {
 
   @RegisterExtension
-  static final EtcdCluster etcd = EtcdCluster.builder().backend(EtcdCluster.Backend.BINARY).build();
+  static final EtcdCluster etcd = EtcdCluster.builder().backend(EtcdCluster.Backend.BINARY).rootPassword("rootpw").build();
 
   private final List<Throwable> unavailable = new CopyOnWriteArrayList<>();
   private final ListAppender<ILoggingEvent> logs = new ListAppender<>();
@@ -45,7 +45,13 @@ class RefusedListingIT {
 
   @BeforeAll
   static void usersAndABigService() throws Exception {
-    try (Client admin = EtcdConnection.of(etcd.endpoints()).connect()) {
+    etcd.authAdmin()
+        // A reader of one service only, as a least-privilege client would run.
+        .addRole("greeter-reader", EtcdAuthAdmin.Access.READ, "/services/greeter/")
+        .addUser("reader", "s3cret", "greeter-reader");
+    EtcdConnection root =
+        EtcdConnection.builder().endpoints(etcd.endpoints()).user(EtcdCluster.ROOT_USER, "rootpw").build();
+    try (Client admin = root.connect()) {
       // Five 1 MiB values: the listing is over gRPC's 4 MiB inbound limit (etcd takes 1.5 MiB
       // per request, so each put passes).
       byte[] mib = new byte[1024 * 1024];
@@ -53,18 +59,6 @@ class RefusedListingIT {
       for (int i = 0; i < 5; i++) {
         admin.getKVClient().put(bytes("/services/big/" + i), ByteSequence.from(mib)).get(10, TimeUnit.SECONDS);
       }
-      var auth = admin.getAuthClient();
-      auth.userAdd(bytes("root"), bytes("rootpw")).get(10, TimeUnit.SECONDS);
-      auth.roleAdd(bytes("root")).get(10, TimeUnit.SECONDS);
-      auth.userGrantRole(bytes("root"), bytes("root")).get(10, TimeUnit.SECONDS);
-      // A reader of one service only, as a least-privilege client would run.
-      auth.userAdd(bytes("reader"), bytes("s3cret")).get(10, TimeUnit.SECONDS);
-      auth.roleAdd(bytes("greeter-reader")).get(10, TimeUnit.SECONDS);
-      auth.roleGrantPermission(bytes("greeter-reader"), bytes("/services/greeter/"),
-              bytes("/services/greeter0"), Permission.Type.READ)
-          .get(10, TimeUnit.SECONDS);
-      auth.userGrantRole(bytes("reader"), bytes("greeter-reader")).get(10, TimeUnit.SECONDS);
-      auth.authEnable().get(10, TimeUnit.SECONDS);
     }
   }
 
