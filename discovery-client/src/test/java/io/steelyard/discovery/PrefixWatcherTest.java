@@ -71,7 +71,7 @@ class PrefixWatcherTest {
     }
   }
 
-  private final FakeScheduler scheduler = new FakeScheduler();
+  private final InlineFakeScheduler scheduler = new InlineFakeScheduler();
   private final WatchStats stats = new WatchStats();
   private final Clients clients = new Clients();
   private final List<Snapshot> snapshots = new ArrayList<>();

@@ -9,10 +9,10 @@ import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
-import io.etcd.jetcd.auth.Permission;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.RegistryException;
 import io.steelyard.registry.RegistryException.Kind;
+import io.steelyard.testkit.EtcdAuthAdmin;
 import io.steelyard.testkit.EtcdCluster;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -40,6 +40,7 @@ class RefusedListingIT {
   static final EtcdCluster etcd = EtcdCluster.builder().backend(EtcdCluster.Backend.BINARY)
       // Above the client's 4 MiB inbound limit, so that one value alone can pass it.
       .extraArgs("--max-request-bytes", Integer.toString(6 << 20))
+      .rootPassword("rootpw")
       .build();
 
   private final List<Throwable> unavailable = new CopyOnWriteArrayList<>();
@@ -48,7 +49,13 @@ class RefusedListingIT {
 
   @BeforeAll
   static void usersAndABigService() throws Exception {
-    try (Client admin = EtcdConnection.of(etcd.endpoints()).connect()) {
+    etcd.authAdmin()
+        // A reader of one service only, as a least-privilege client would run.
+        .addRole("greeter-reader", EtcdAuthAdmin.Access.READ, "/services/greeter/")
+        .addUser("reader", "s3cret", "greeter-reader");
+    EtcdConnection root =
+        EtcdConnection.builder().endpoints(etcd.endpoints()).user(EtcdCluster.ROOT_USER, "rootpw").build();
+    try (Client admin = root.connect()) {
       // Five 1 MiB values: together over gRPC's 4 MiB inbound limit, which paging gets round.
       byte[] mib = new byte[1024 * 1024];
       Arrays.fill(mib, (byte) 'x');
@@ -59,18 +66,6 @@ class RefusedListingIT {
       byte[] huge = new byte[9 << 19];
       Arrays.fill(huge, (byte) 'x');
       admin.getKVClient().put(bytes("/services/huge/0"), ByteSequence.from(huge)).get(10, TimeUnit.SECONDS);
-      var auth = admin.getAuthClient();
-      auth.userAdd(bytes("root"), bytes("rootpw")).get(10, TimeUnit.SECONDS);
-      auth.roleAdd(bytes("root")).get(10, TimeUnit.SECONDS);
-      auth.userGrantRole(bytes("root"), bytes("root")).get(10, TimeUnit.SECONDS);
-      // A reader of one service only, as a least-privilege client would run.
-      auth.userAdd(bytes("reader"), bytes("s3cret")).get(10, TimeUnit.SECONDS);
-      auth.roleAdd(bytes("greeter-reader")).get(10, TimeUnit.SECONDS);
-      auth.roleGrantPermission(bytes("greeter-reader"), bytes("/services/greeter/"),
-              bytes("/services/greeter0"), Permission.Type.READ)
-          .get(10, TimeUnit.SECONDS);
-      auth.userGrantRole(bytes("reader"), bytes("greeter-reader")).get(10, TimeUnit.SECONDS);
-      auth.authEnable().get(10, TimeUnit.SECONDS);
     }
   }
 
