@@ -144,7 +144,7 @@ final class LeaseKeeper {
             });
   }
 
-  private static String message(Throwable t) {
+  static String message(Throwable t) {
     Throwable c = EtcdErrors.unwrap(t);
     return c instanceof RegistryException ? c.getMessage() : String.valueOf(c);
   }
