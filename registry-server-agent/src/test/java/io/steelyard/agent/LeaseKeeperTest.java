@@ -72,22 +72,25 @@ class LeaseKeeperTest {
     assertThat(TimeUnit.NANOSECONDS.toMillis(LeaseKeeper.silenceNanos(5))).isEqualTo(3_000);
     assertThat(TimeUnit.NANOSECONDS.toMillis(LeaseKeeper.silenceNanos(10))).isEqualTo(5_500);
     assertThat(TimeUnit.NANOSECONDS.toMillis(LeaseKeeper.silenceNanos(2))).isEqualTo(1_666);
+    assertThat(TimeUnit.NANOSECONDS.toMillis(LeaseKeeper.silenceNanos(60))).isEqualTo(30_500);
   }
 
   @Test
   void anUnansweredKeepaliveIsSilentOnceThenLostAfterTheTtl() {
-    keepAlive(5);
+    // A long TTL: jetcd's own keepalive deadline runs on the real clock and would end the
+    // keepalive after one TTL of real time, which a loaded machine can spend in this test.
+    keepAlive(60);
 
-    fake.forwardTime(Duration.ofMillis(2_999));
+    fake.forwardTime(Duration.ofMillis(30_499));
     assertThat(heard).isEmpty();
     fake.forwardTime(Duration.ofMillis(1));
-    assertThat(heard).containsExactly("silent at 3000");
+    assertThat(heard).containsExactly("silent at 30500");
 
-    fake.forwardTime(Duration.ofMillis(1_999));
+    fake.forwardTime(Duration.ofMillis(29_499));
     assertThat(heard).hasSize(1);
     fake.forwardTime(Duration.ofMillis(1));
     assertThat(heard).containsExactly(
-        "silent at 3000", "lost at 5000: no keepalive answer for the whole TTL (5s)");
+        "silent at 30500", "lost at 60000: no keepalive answer for the whole TTL (60s)");
 
     fake.forwardTime(Duration.ofMinutes(1));
     assertThat(heard).hasSize(2); // nothing after the loss

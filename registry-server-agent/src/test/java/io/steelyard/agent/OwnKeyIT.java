@@ -21,13 +21,16 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The guarded writes of a registration's own key, against a real etcd. */
-@Timeout(value = 60, unit = TimeUnit.SECONDS)
+@Timeout(value = 180, unit = TimeUnit.SECONDS)
 class OwnKeyIT {
 
   @RegisterExtension static final EtcdCluster etcd = EtcdCluster.builder().build();
 
   private static EtcdProbe probe;
-  private static final EtcdCalls CALLS = new EtcdCalls(Duration.ofSeconds(5));
+  /** Generous: a lease grant on a loaded 2-core machine took more than 5 s. */
+  private static final Duration BOUND = Duration.ofSeconds(30);
+
+  private static final EtcdCalls CALLS = new EtcdCalls(BOUND);
 
   @BeforeAll
   static void connect() {
@@ -40,7 +43,7 @@ class OwnKeyIT {
   }
 
   private static long grant() throws Exception {
-    return probe.client.getLeaseClient().grant(30).get(5, TimeUnit.SECONDS).getID();
+    return probe.client.getLeaseClient().grant(30).get(BOUND.toSeconds(), TimeUnit.SECONDS).getID();
   }
 
   private static byte[] utf8(String s) {
@@ -53,10 +56,10 @@ class OwnKeyIT {
     long foreign = grant();
     probe.client.getKVClient()
         .put(key.bytes(), ByteSequence.from(utf8("127.0.0.1:7001|9")), PutOption.builder().withLeaseId(foreign).build())
-        .get(5, TimeUnit.SECONDS);
+        .get(BOUND.toSeconds(), TimeUnit.SECONDS);
     long ours = grant();
 
-    long revision = key.put(CALLS, probe.client, utf8("127.0.0.1:7001|1"), ours, 0).get(10, TimeUnit.SECONDS);
+    long revision = key.put(CALLS, probe.client, utf8("127.0.0.1:7001|1"), ours, 0).get(BOUND.toSeconds(), TimeUnit.SECONDS);
 
     assertThat(probe.value(key.toString())).isEqualTo("127.0.0.1:7001|1");
     assertThat(probe.lease(key.toString())).isEqualTo(ours);
@@ -73,14 +76,14 @@ class OwnKeyIT {
     OwnKey key = new OwnKey(KeyLayout.defaults(), "own", "127.0.0.1:7002");
     long abandoned = grant();
     long current = grant();
-    key.put(CALLS, probe.client, utf8("127.0.0.1:7002|1"), current, 0).get(10, TimeUnit.SECONDS);
+    key.put(CALLS, probe.client, utf8("127.0.0.1:7002|1"), current, 0).get(BOUND.toSeconds(), TimeUnit.SECONDS);
 
     boolean applied =
         probe.client.getKVClient().txn()
             .If(new Cmp(key.bytes(), Cmp.Op.EQUAL, CmpTarget.modRevision(0)))
             .Then(Op.put(key.bytes(), ByteSequence.from(utf8("127.0.0.1:7002|1")),
                 PutOption.builder().withLeaseId(abandoned).build()))
-            .commit().get(5, TimeUnit.SECONDS).isSucceeded();
+            .commit().get(BOUND.toSeconds(), TimeUnit.SECONDS).isSucceeded();
     probe.revoke(abandoned); // what the agent does with a lease it gave up on
 
     assertThat(applied).isFalse();
@@ -91,16 +94,16 @@ class OwnKeyIT {
   void deleteIfHeldByRemovesTheKeyAndItsDrainNoteOnlyWhenTheLeaseIsOurs() throws Exception {
     OwnKey key = new OwnKey(KeyLayout.defaults(), "own", "127.0.0.1:7003");
     long ours = grant();
-    key.put(CALLS, probe.client, utf8("127.0.0.1:7003|0"), ours, 0).get(10, TimeUnit.SECONDS);
+    key.put(CALLS, probe.client, utf8("127.0.0.1:7003|0"), ours, 0).get(BOUND.toSeconds(), TimeUnit.SECONDS);
     String note = InstanceStore.drainNoteKey(KeyLayout.defaults(), "own", "127.0.0.1:7003");
     probe.client.getKVClient()
         .put(EtcdProbe.bytes(note), EtcdProbe.bytes("4"), PutOption.builder().withLeaseId(ours).build())
-        .get(5, TimeUnit.SECONDS);
+        .get(BOUND.toSeconds(), TimeUnit.SECONDS);
 
-    assertThat(key.deleteIfHeldBy(CALLS, probe.client, Set.of(grant())).get(10, TimeUnit.SECONDS)).isFalse();
+    assertThat(key.deleteIfHeldBy(CALLS, probe.client, Set.of(grant())).get(BOUND.toSeconds(), TimeUnit.SECONDS)).isFalse();
     assertThat(probe.get(key.toString())).isPresent();
 
-    assertThat(key.deleteIfHeldBy(CALLS, probe.client, Set.of(ours)).get(10, TimeUnit.SECONDS)).isTrue();
+    assertThat(key.deleteIfHeldBy(CALLS, probe.client, Set.of(ours)).get(BOUND.toSeconds(), TimeUnit.SECONDS)).isTrue();
     assertThat(probe.get(key.toString())).isEmpty();
     assertThat(probe.get(note)).isEmpty();
     assertThat(probe.ttl(ours)).isPositive(); // the lease itself lives on
