@@ -1,5 +1,8 @@
 package io.steelyard.benchmarks.discovery;
 
+import static io.steelyard.benchmarks.BenchArgs.intArg;
+import static io.steelyard.benchmarks.BenchArgs.stringArg;
+
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.kv.PutResponse;
@@ -394,19 +397,5 @@ public final class DiscoveryBench {
 
   private static double ms(long nanos) {
     return nanos / 1e6;
-  }
-
-  private static int intArg(String[] args, String name, int def) {
-    String v = stringArg(args, name, null);
-    return v == null ? def : Integer.parseInt(v);
-  }
-
-  private static String stringArg(String[] args, String name, String def) {
-    for (int i = 0; i < args.length - 1; i++) {
-      if (args[i].equals(name)) {
-        return args[i + 1];
-      }
-    }
-    return def;
   }
 }
