@@ -1,5 +1,6 @@
 package io.steelyard.agent;
 
+import io.steelyard.testkit.time.FakeScheduler;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.etcd.jetcd.Client;
