@@ -32,6 +32,10 @@ import org.slf4j.LoggerFactory;
  * NameResolverRegistry.getDefaultRegistry().register(EtcdNameResolverProvider.builder()
  *     .connection(EtcdConnection.builder().endpoints("https://etcd:2379").tls(ca, null, null).build())
  *     .layout(KeyLayout.of("/prod/services")).build());   // priority 4: above the default instance
+ * // per channel, touching no process-wide registry (how the Spring Boot starter keeps two
+ * // application contexts of one JVM apart):
+ * ManagedChannelBuilder.forTarget("etcd:///greeter")
+ *     .setNameResolverArg(EtcdNameResolverProvider.CHANNEL_PROVIDER, configuredProvider);
  * }</pre>
  *
  * <p>Every channel of the process naming the same etcd, layout and service shares one watch.
@@ -56,6 +60,18 @@ public final class EtcdNameResolverProvider extends NameResolverProvider {
 
   /** Default priority of a provider made with {@link #builder()}; the highest allowed. */
   public static final int CONFIGURED_PRIORITY = 4;
+
+  /**
+   * A channel's own provider for its {@code etcd:} target: whichever {@code etcd} provider grpc
+   * picks from the registry (the {@code META-INF/services} instance, or one registered
+   * programmatically) hands the target to the provider set under this key with {@code
+   * ManagedChannelBuilder.setNameResolverArg}, so that channels of one process can resolve
+   * against different etcd clusters, credentials or key layouts without a process-wide
+   * registration. {@code nameResolverFactory} cannot do this: grpc resolves the target's provider
+   * from the default registry when the builder is created, and that choice wins.
+   */
+  public static final NameResolver.Args.Key<EtcdNameResolverProvider> CHANNEL_PROVIDER =
+      NameResolver.Args.Key.create("io.steelyard.discovery.channelProvider");
 
   @Nullable private final EtcdConnection connection;
   private final KeyLayout layout;
@@ -104,6 +120,10 @@ public final class EtcdNameResolverProvider extends NameResolverProvider {
   public NameResolver newNameResolver(URI targetUri, NameResolver.Args args) {
     if (targetUri == null || !SCHEME.equals(targetUri.getScheme())) {
       return null;
+    }
+    EtcdNameResolverProvider channelProvider = args.getArg(CHANNEL_PROVIDER);
+    if (channelProvider != null && channelProvider != this) {
+      return channelProvider.newNameResolver(targetUri, args);
     }
     String path = targetUri.getPath();
     String authority = path != null && path.startsWith("/") && path.length() > 1
