@@ -24,10 +24,12 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
+import java.util.function.IntSupplier;
 import javax.annotation.Nullable;
 import javax.annotation.concurrent.GuardedBy;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.context.ApplicationListener;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.grpc.server.lifecycle.GrpcServerStartedEvent;
@@ -58,9 +60,10 @@ import org.springframework.grpc.server.lifecycle.GrpcServerStartedEvent;
  * steelyard.registration.drain-delay}) for them to notice; then Spring gRPC's own graceful stop
  * ({@code server.shutdown()}, up to {@code spring.grpc.server.shutdown-grace-period} for calls in
  * flight). Why that order holds: this bean has the server lifecycle's phase ({@code
- * Integer.MAX_VALUE}, the last to start and the first to stop) and depends on it, and Spring's
- * {@code DefaultLifecycleProcessor} starts a bean's dependencies before it and stops its
- * dependents before it. {@link #stop()} returns only after the drain delay.
+ * Integer.MAX_VALUE}, the last to start and the first to stop) and is recorded as its dependent,
+ * and Spring's {@code DefaultLifecycleProcessor} starts a bean's dependencies before it and stops
+ * its dependents before it. {@link #stop()} returns only after the drain delay. gRPC services may
+ * inject this bean (the dependency is recorded by name, not by injection, so there is no cycle).
  *
  * <p><b>Threading.</b> Thread-safe. Lifecycle methods run on Spring's threads; the registration's
  * own work runs on the agent's registration thread.
@@ -73,8 +76,8 @@ public final class GrpcServerRegistration
   private final SteelyardSettings.RegistrationSettings settings;
   private final EtcdConnection etcd;
   private final KeyLayout layout;
-  @Nullable private final HealthStatusManager health;
-  private final int phase;
+  private final ObjectProvider<HealthStatusManager> health;
+  private final IntSupplier phase;
   private final CompletableFuture<Void> firstRegistered = new CompletableFuture<>();
   private final AtomicLong registrations = new AtomicLong();
 
@@ -91,13 +94,13 @@ public final class GrpcServerRegistration
       SteelyardSettings.RegistrationSettings settings,
       EtcdConnection etcd,
       KeyLayout layout,
-      @Nullable HealthStatusManager health,
-      int phase) {
+      ObjectProvider<HealthStatusManager> health,
+      IntSupplier phase) {
     this.settings = requireNonNull(settings, "settings");
     this.etcd = requireNonNull(etcd, "etcd");
     this.layout = requireNonNull(layout, "layout");
-    this.health = health;
-    this.phase = phase;
+    this.health = requireNonNull(health, "health");
+    this.phase = requireNonNull(phase, "phase");
   }
 
   /** Remembers the network server Spring gRPC started (an in-process server has no port). */
@@ -123,8 +126,9 @@ public final class GrpcServerRegistration
     }
     String address = address(listen);
     ServiceRegistration reg = settings.builder(etcd, layout, address).listener(this::onState).build();
-    if (health != null) {
-      healthFollower = RegistrationHealth.follow(health, reg, List.of());
+    HealthStatusManager h = health.getIfAvailable();
+    if (h != null) {
+      healthFollower = RegistrationHealth.follow(h, reg, List.of());
     }
     registration = reg;
     running = true;
@@ -195,7 +199,7 @@ public final class GrpcServerRegistration
   /** The phase of Spring gRPC's server lifecycle, so both stop in one group (see the class comment). */
   @Override
   public int getPhase() {
-    return phase;
+    return phase.getAsInt();
   }
 
   /** The service name this application registers as. */

@@ -3,8 +3,9 @@ package io.steelyard.spring;
 import io.grpc.protobuf.services.HealthStatusManager;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.KeyLayout;
-import java.util.List;
+import java.util.function.IntSupplier;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
@@ -29,12 +30,15 @@ import org.springframework.grpc.server.lifecycle.GrpcServerLifecycle;
 @ConditionalOnBooleanProperty(name = "steelyard.registration.enabled", matchIfMissing = true)
 public final class SteelyardRegistrationAutoConfiguration {
 
+  static final String BEAN_NAME = "steelyardGrpcServerRegistration";
+
   /**
-   * Takes the server lifecycles as a list so that Spring records this bean as their dependent:
-   * that, with the same phase, is what makes it stop before them (see {@link
-   * GrpcServerRegistration}).
+   * Records this bean as a dependent of every Spring gRPC server lifecycle, by name: that, with
+   * the same phase, is what makes it start after them and stop before them (see {@link
+   * GrpcServerRegistration}). By name and not by injection, so that gRPC services may inject
+   * the registration (the server's lifecycle needs the services).
    */
-  @Bean
+  @Bean(BEAN_NAME)
   @ConditionalOnMissingBean
   GrpcServerRegistration steelyardGrpcServerRegistration(
       SteelyardProperties properties,
@@ -42,10 +46,15 @@ public final class SteelyardRegistrationAutoConfiguration {
       KeyLayout layout,
       Environment environment,
       ObjectProvider<HealthStatusManager> health,
-      List<GrpcServerLifecycle> servers) {
+      ObjectProvider<GrpcServerLifecycle> servers,
+      ConfigurableListableBeanFactory beanFactory) {
     SteelyardSettings.RegistrationSettings settings = SteelyardSettings.registration(
         properties.getRegistration(), environment.getProperty("spring.application.name"), etcd);
-    int phase = servers.stream().mapToInt(GrpcServerLifecycle::getPhase).max().orElse(Integer.MAX_VALUE);
-    return new GrpcServerRegistration(settings, etcd, layout, health.getIfAvailable(), phase);
+    for (String server : beanFactory.getBeanNamesForType(GrpcServerLifecycle.class, true, false)) {
+      beanFactory.registerDependentBean(server, BEAN_NAME);
+    }
+    IntSupplier phase = () ->
+        servers.orderedStream().mapToInt(GrpcServerLifecycle::getPhase).max().orElse(Integer.MAX_VALUE);
+    return new GrpcServerRegistration(settings, etcd, layout, health, phase);
   }
 }

@@ -5,7 +5,9 @@ import static org.awaitility.Awaitility.await;
 
 import com.jayway.jsonpath.JsonPath;
 import io.etcd.jetcd.Client;
+import io.grpc.BindableService;
 import io.grpc.ManagedChannel;
+import io.grpc.ServerServiceDefinition;
 import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.health.v1.HealthGrpc;
@@ -31,6 +33,8 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.context.TestConfiguration;
+import org.springframework.context.annotation.Bean;
 import org.springframework.core.env.Environment;
 import org.springframework.grpc.server.lifecycle.GrpcServerLifecycle;
 import org.springframework.test.context.DynamicPropertyRegistry;
@@ -80,6 +84,15 @@ class ServerRegistrationIT {
   @AfterAll
   static void disconnect() {
     client.close();
+  }
+
+  /** A gRPC service that injects the registration: no bean cycle through the server's lifecycle. */
+  @TestConfiguration(proxyBeanMethods = false)
+  static class ServiceInjectingTheRegistration {
+    @Bean
+    BindableService registrationAware(GrpcServerRegistration registration) {
+      return () -> ServerServiceDefinition.builder("steelyard.test." + registration.service()).build();
+    }
   }
 
   @Autowired GrpcServerRegistration registration;
