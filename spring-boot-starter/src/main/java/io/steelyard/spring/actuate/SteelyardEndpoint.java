@@ -115,7 +115,6 @@ public final class SteelyardEndpoint {
     try {
       RegisteredInstance now = fromEtcd != null ? fromEtcd : registration.read();
       etcd.put("leaseId", now.leaseId());
-      etcd.put("ttlLeftSeconds", now.ttlSeconds());
       if (now.value() instanceof DecodedValue.Accepted v) {
         etcd.put("weight", v.weight());
         etcd.put("format", v.format().name().toLowerCase(java.util.Locale.ROOT));
