@@ -62,13 +62,33 @@ public final class EtcdNameResolverProvider extends NameResolverProvider {
   public static final int CONFIGURED_PRIORITY = 4;
 
   /**
+   * Gives one channel its own etcd connection (other credentials, certificates or cluster) for
+   * an {@code etcd:///SERVICE} target, instead of the provider's:
+   *
+   * <pre>{@code
+   * ManagedChannelBuilder.forTarget("etcd:///billing")
+   *     .setNameResolverArg(EtcdNameResolverProvider.CONNECTION, EtcdConnection.builder()
+   *         .endpoints("https://billing-etcd:2379").tls(ca, cert, key).build())
+   *     .build();
+   * }</pre>
+   *
+   * Channels given equal connections share one client and watch. A target that names its own
+   * endpoints ({@code etcd://host:port/SERVICE}) together with this argument is refused: the
+   * endpoints would be in two places.
+   */
+  public static final NameResolver.Args.Key<EtcdConnection> CONNECTION =
+      NameResolver.Args.Key.create("io.steelyard.discovery.EtcdConnection");
+
+  /**
    * A channel's own provider for its {@code etcd:} target: whichever {@code etcd} provider grpc
    * picks from the registry (the {@code META-INF/services} instance, or one registered
    * programmatically) hands the target to the provider set under this key with {@code
    * ManagedChannelBuilder.setNameResolverArg}, so that channels of one process can resolve
    * against different etcd clusters, credentials or key layouts without a process-wide
-   * registration. {@code nameResolverFactory} cannot do this: grpc resolves the target's provider
-   * from the default registry when the builder is created, and that choice wins.
+   * registration. Unlike {@link #CONNECTION} it carries the key layout and the watcher timings
+   * too (the Spring Boot starter sets it on every channel of an application context). {@code
+   * nameResolverFactory} cannot do this: grpc resolves the target's provider from the default
+   * registry when the builder is created, and that choice wins.
    */
   public static final NameResolver.Args.Key<EtcdNameResolverProvider> CHANNEL_PROVIDER =
       NameResolver.Args.Key.create("io.steelyard.discovery.channelProvider");
@@ -129,9 +149,16 @@ public final class EtcdNameResolverProvider extends NameResolverProvider {
     String authority = path != null && path.startsWith("/") && path.length() > 1
         ? path.substring(1) : String.valueOf(targetUri.getSchemeSpecificPart());
     try {
+      EtcdConnection own = args.getArg(CONNECTION);
       Supplier<EtcdConnection> defaults =
-          () -> connection != null ? connection : EtcdConnection.fromEnvironment();
+          () -> own != null ? own : connection != null ? connection : EtcdConnection.fromEnvironment();
       EtcdTarget target = EtcdTarget.parse(targetUri, defaults);
+      if (own != null && !own.equals(target.connection())) {
+        throw new IllegalArgumentException(
+            "target " + targetUri + " names its etcd endpoints and the channel sets "
+                + "EtcdNameResolverProvider.CONNECTION; give etcd in one place (etcd:///"
+                + target.service() + " with the argument)");
+      }
       String description = "service " + target.service() + " at etcd " + target.connection().endpointsString();
       return new EtcdNameResolver(
           target.service(),

@@ -61,10 +61,17 @@ interface EtcdReader {
   }
 
   /**
-   * One watch response: the answering member, the header revision, whether it is a progress
-   * notification, and its events in revision order (none for the created notification).
+   * One watch response: the answering member, the header revision and raft term, whether it is
+   * the created notification or a progress notification, and its events in revision order (none
+   * for the created notification).
    */
-  record WatchBatch(long memberId, long revision, boolean progressNotify, List<Event> events) {
+  record WatchBatch(
+      long memberId,
+      long revision,
+      long raftTerm,
+      boolean created,
+      boolean progressNotify,
+      List<Event> events) {
     public WatchBatch {
       events = List.copyOf(events);
     }

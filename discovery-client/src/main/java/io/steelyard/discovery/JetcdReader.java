@@ -118,7 +118,12 @@ final class JetcdReader implements EtcdReader {
       }
     }
     return new WatchBatch(
-        resp.getHeader().getMemberId(), resp.getHeader().getRevision(), resp.isProgressNotify(), events);
+        resp.getHeader().getMemberId(),
+        resp.getHeader().getRevision(),
+        resp.getHeader().getRaftTerm(),
+        resp.isCreatedNotify(),
+        resp.isProgressNotify(),
+        events);
   }
 
   private static KeyVersion keyVersion(KeyValue kv) {

@@ -83,6 +83,7 @@ final class PrefixWatcher {
 
   // Touched only from the scheduler.
   private long revision; // last revision fully applied; the watch resumes at revision + 1
+  private long raftTerm; // highest raft term seen in a response header; see wentBackInTime
   private boolean listed; // a listing has completed at least once
   private int generation; // bumps whenever a list or watch attempt is abandoned
   @Nullable private EtcdReader.Watching watching;
@@ -323,6 +324,13 @@ final class PrefixWatcher {
     if (closed || gen != generation) {
       return;
     }
+    if (batch.created() && wentBackInTime(batch)) {
+      generation++;
+      closeWatch();
+      list();
+      return;
+    }
+    raftTerm = Math.max(raftTerm, batch.raftTerm());
     memberId = batch.memberId();
     cancel(createWatchdog);
     createWatchdog = null;
@@ -358,15 +366,36 @@ final class PrefixWatcher {
     list();
   }
 
+  /**
+   * Whether etcd, confirming a watch, is behind what this watcher already applied: its current
+   * revision below ours, or a raft term below one we saw. etcd accepts a watch from a revision it
+   * has not reached and then waits silently until it gets there, so after a restore from an older
+   * snapshot (etcd 3.4 restores the snapshot's revision) a resumed watch would skip every change
+   * until then. A member that merely lags makes us re-list too, which is harmless: the listing is
+   * a linearizable read.
+   */
+  private boolean wentBackInTime(WatchBatch batch) {
+    long theirs = batch.revision();
+    long term = batch.raftTerm();
+    if (theirs >= revision && term >= raftTerm) {
+      return false;
+    }
+    logger.warn(
+        "etcd at {} is behind what service {} was watched at (revision {} < {} or raft term {} < {});"
+            + " restored from a snapshot? Re-listing", endpoints, service, theirs, revision, term, raftTerm);
+    raftTerm = term; // a restored cluster counts its terms afresh
+    return true;
+  }
+
   private void onWatchError(int gen, Throwable err) {
     if (closed || gen != generation) {
       return;
     }
     generation++; // whatever the old stream still delivers is ignored from now on
     closeWatch();
-    // Resume from our revision; after a few failures in a row re-list instead: a member that
-    // keeps answering "future revision" (etcd restored from an older backup) or an error we do
-    // not recognise must not trap the watcher in resuming forever.
+    // Resume from our revision; after a few failures in a row re-list instead: an error we do
+    // not recognise must not trap the watcher in resuming forever. (A restored etcd does not
+    // fail the watch at all; wentBackInTime catches that.)
     failed("watch", err, () -> {
       if (failures >= RELIST_AFTER_WATCH_FAILURES) {
         list();
@@ -402,7 +431,10 @@ final class PrefixWatcher {
     Kind kind = e.kind();
     failures++;
     lastError = e;
-    if (!kind.refused() && failures >= RENEW_CLIENT_AFTER_FAILURES && lastReader != null) {
+    // A new client reads the certificate files again, so a TLS refusal renews it too (rotated
+    // certificates are picked up without a restart); other refusals would only fail again.
+    boolean renewable = !kind.refused() || kind == Kind.TLS;
+    if (renewable && failures >= RENEW_CLIENT_AFTER_FAILURES && lastReader != null) {
       clients.renew(lastReader);
     }
     long delay = kind.refused() ? backoff.cappedDelayNanos() : backoff.delayNanos(failures - 1);

@@ -163,6 +163,44 @@ class PrefixWatcherTest {
   }
 
   @Test
+  void aWatchConfirmedByAnEtcdBehindOurRevisionRelists() {
+    ScriptedWatch w = startListedAndWatching();
+    w.events(12, put(P + "b", "10.0.0.2:1|1", 12));
+
+    // etcd restored from an older snapshot accepts a watch from a revision it has not reached
+    // and stays silent: only its created notification shows it is behind.
+    ScriptedWatch resumed = resumeAfterAReset(w);
+    resumed.confirm(2, 5);
+    assertThat(resumed.cancelled).isTrue();
+    assertThat(clients.listsAsked()).as("re-listed at once").isEqualTo(2);
+    clients.current().pendingList().complete(listing(6, kv(P + "a", "10.0.0.1:1|2", 3)));
+    assertThat(last().instances()).containsExactly(A);
+    assertThat(clients.current().openWatch().fromRevision).isEqualTo(7);
+  }
+
+  @Test
+  void aWatchConfirmedFromAnOlderRaftTermRelistsAndTheNewTermIsTrustedAfterwards() {
+    ScriptedWatch w = startListedAndWatching();
+    w.confirm(1, 10, 8);
+
+    ScriptedWatch resumed = resumeAfterAReset(w);
+    resumed.confirm(1, 11, 2); // revision ahead, term behind: a restored cluster counts anew
+    assertThat(clients.listsAsked()).isEqualTo(2);
+    clients.current().pendingList().complete(listing(11, kv(P + "a", "10.0.0.1:1|2", 7)));
+    ScriptedWatch next = clients.current().openWatch();
+    next.confirm(1, 11, 2);
+    assertThat(next.cancelled).as("the restored cluster's term is now the reference").isFalse();
+    assertThat(clients.listsAsked()).isEqualTo(2);
+  }
+
+  /** Breaks {@code w} and returns the watch opened after the first backoff step. */
+  private ScriptedWatch resumeAfterAReset(ScriptedWatch w) {
+    w.fail(new IOException("connection reset"));
+    forwardMillis(200);
+    return clients.current().openWatch();
+  }
+
+  @Test
   void afterThreeFailedWatchAttemptsInARowItRelistsInsteadOfResuming() {
     ScriptedWatch w = startListedAndWatching();
     w.fail(new IOException("etcdserver: mvcc: required revision is a future revision"));

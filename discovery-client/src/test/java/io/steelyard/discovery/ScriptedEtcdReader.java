@@ -35,15 +35,20 @@ final class ScriptedEtcdReader implements EtcdReader {
 
     /** etcd's created notification: a batch with no event. */
     void confirm(long memberId, long revision) {
-      callbacks.onBatch(new WatchBatch(memberId, revision, false, List.of()));
+      confirm(memberId, revision, 1);
+    }
+
+    /** The created notification from a member at {@code revision} in raft term {@code term}. */
+    void confirm(long memberId, long revision, long term) {
+      callbacks.onBatch(new WatchBatch(memberId, revision, term, true, false, List.of()));
     }
 
     void events(long revision, Event... events) {
-      callbacks.onBatch(new WatchBatch(1, revision, false, List.of(events)));
+      callbacks.onBatch(new WatchBatch(1, revision, 1, false, false, List.of(events)));
     }
 
     void progress(long revision) {
-      callbacks.onBatch(new WatchBatch(1, revision, true, List.of()));
+      callbacks.onBatch(new WatchBatch(1, revision, 1, false, true, List.of()));
     }
 
     void compacted(long compactedRevision) {

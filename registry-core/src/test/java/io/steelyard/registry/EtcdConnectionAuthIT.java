@@ -137,15 +137,18 @@ class EtcdConnectionAuthIT {
   }
 
   @Test
-  void anAnonymousRequestIsRefusedInEtcdsWords() {
+  void anAnonymousRequestIsRefusedAsAuthenticationInEtcdsWords() {
     try (Client c = EtcdConnection.of(etcd.endpoints()).connect()) {
-      // etcd answers INVALID_ARGUMENT here: the code alone does not say it is about credentials.
+      // etcd answers INVALID_ARGUMENT here; its description (rpctypes.ErrGRPCUserEmpty) says it
+      // is about credentials.
       assertThatThrownBy(() -> CALLS.await("get k", () -> c.getKVClient().get(KEY)))
           .isInstanceOfSatisfying(
               RegistryException.class,
               e -> {
-                assertThat(e.kind()).isEqualTo(RegistryException.Kind.REFUSED);
-                assertThat(e.getMessage()).startsWith("etcd refused get k:").contains("user name is empty");
+                assertThat(e.kind()).isEqualTo(RegistryException.Kind.UNAUTHENTICATED);
+                assertThat(e.getMessage())
+                    .startsWith("etcd refused get k: authentication failed: etcd requires a user")
+                    .contains("user name is empty");
               });
     }
   }

@@ -15,6 +15,7 @@ import io.etcd.jetcd.options.LeaseOption;
 import io.etcd.jetcd.options.PutOption;
 import io.steelyard.registry.DecodedValue;
 import io.steelyard.registry.KeyLayout;
+import io.steelyard.registry.RegistryException;
 import io.steelyard.registry.ServiceInstance;
 import io.steelyard.registry.ValueCodec;
 import io.steelyard.registry.ValueFormat;
@@ -27,6 +28,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
@@ -91,6 +93,10 @@ final class RegistrationStateMachine {
   /** The weight written on the next registration; updated by setWeight and by others' rewrites. */
   private volatile int weight;
   private volatile long closeStartNanos;
+  /** Why etcd refused the last attempt, while REFUSED; else null. */
+  @Nullable private volatile RegistryException refusal;
+  // serial: whether the key was ever registered (a refusal then falls back to RECOVERING)
+  private boolean registeredOnce;
 
   // serial: bumped whenever the lease's keepalive and watch are dropped, to ignore their late work
   private long generation;
@@ -150,7 +156,15 @@ final class RegistrationStateMachine {
   }
 
   CompletableFuture<Void> registered() {
+    if (states.state() == RegistrationState.REGISTERED) {
+      return CompletableFuture.completedFuture(null); // also after a refusal that was fixed
+    }
     return states.firstRegistered();
+  }
+
+  /** Why etcd refused the registration, while REFUSED. */
+  Optional<RegistryException> refusal() {
+    return states.state() == RegistrationState.REFUSED ? Optional.ofNullable(refusal) : Optional.empty();
   }
 
   CompletableFuture<Void> reregister() {
@@ -165,8 +179,12 @@ final class RegistrationStateMachine {
             f.complete(null);
           } else {
             states.awaitRegistered(f);
-            if (states.state() == RegistrationState.DELETED_BY_OPERATOR) {
+            RegistrationState now = states.state();
+            if (now == RegistrationState.DELETED_BY_OPERATOR || now == RegistrationState.REFUSED) {
               logger.info("Registering {} again, as asked", who);
+              if (now == RegistrationState.REFUSED) {
+                cancelTimer(); // the slow retry of a refusal: try now instead
+              }
               attempt = 0;
               states.set(RegistrationState.REGISTERING);
               tryRegister();
@@ -310,11 +328,19 @@ final class RegistrationStateMachine {
     }
     // A refusal (permission, credentials, TLS, a limit) is not an outage: neither a quick retry
     // nor a new client fixes it, so wait the longest delay until an operator has acted.
-    boolean refused = EtcdErrors.classify(t).refused();
+    RegistryException failure = EtcdErrors.toRegistryException("register " + key, t);
+    boolean refused = failure.kind().refused();
     long delayNanos = refused ? backoff.cappedDelayNanos() : backoff.delayNanos(attempt);
     attempt++;
     Throwable cause = EtcdErrors.unwrap(t);
-    if (attempt == 1 || attempt % 10 == 0) {
+    if (refused) {
+      onRefused(failure, delayNanos);
+    } else if (states.state() == RegistrationState.REFUSED) {
+      states.set(registeredOnce ? RegistrationState.RECOVERING : RegistrationState.REGISTERING);
+    }
+    if (refused) {
+      // onRefused logged it, once per distinct reason, in one line.
+    } else if (attempt == 1 || attempt % 10 == 0) {
       logger.warn(
           "Could not register {} (attempt {}); retrying in {} ms",
           who, attempt, TimeUnit.NANOSECONDS.toMillis(delayNanos), cause);
@@ -323,14 +349,37 @@ final class RegistrationStateMachine {
           "Could not register {} (attempt {}); retrying in {} ms: {}",
           who, attempt, TimeUnit.NANOSECONDS.toMillis(delayNanos), cause.getMessage());
     }
-    if (attempt >= RECONNECT_AFTER_ATTEMPTS && !refused && clients.renew(client)) {
+    // A new client also reads the certificate files again: after a TLS refusal (an expired
+    // client certificate, say) that picks up rotated files without a restart.
+    boolean renewable = !refused || failure.kind() == RegistryException.Kind.TLS;
+    if (attempt >= RECONNECT_AFTER_ATTEMPTS && renewable && clients.renew(client)) {
       logger.debug("Reconnecting {} to etcd with a new client", who);
     }
     timer = schedule(this::tryRegister, delayNanos);
   }
 
+  /**
+   * etcd said no: state REFUSED with the reason, the first registration's future fails with it,
+   * and one line is logged per distinct reason (no stack trace: the message names the problem).
+   */
+  private void onRefused(RegistryException failure, long retryNanos) {
+    RegistryException previous = refusal;
+    refusal = failure;
+    if (previous == null || !previous.getMessage().equals(failure.getMessage())) {
+      logger.warn(
+          "etcd refused to register {}: {}; trying again every {} ms in case the role or"
+              + " credentials are fixed",
+          who, failure.getMessage(), TimeUnit.NANOSECONDS.toMillis(retryNanos));
+    } else {
+      logger.debug("etcd still refuses to register {}: {}", who, failure.getMessage());
+    }
+    states.refuse(failure);
+  }
+
   private void onRegistered(Client client, long lease, long putRevision, int w) {
     inFlight = null;
+    registeredOnce = true;
+    refusal = null;
     pendingLeaseId = 0;
     leaseId = lease;
     attempt = 0;

@@ -8,6 +8,7 @@ import io.steelyard.registry.RegistryException;
 import io.steelyard.registry.Validation;
 import io.steelyard.registry.internal.RenewableClient;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -116,9 +117,13 @@ public final class ServiceRegistration implements AutoCloseable {
 
   /**
    * Starts registering in the background and returns at once. The returned future completes when
-   * the key is first in etcd; until then the registration retries with backoff, forever (a failed
-   * attempt is logged, never thrown). The future fails with {@link CancellationException} if the
-   * registration is closed first. Calling it again returns the same future.
+   * the key is first in etcd; until then the registration retries with backoff, forever, while
+   * etcd is unreachable (a failed attempt is logged, never thrown). If etcd <em>refuses</em> the
+   * registration (permission denied, authentication failed, TLS) the future fails with that
+   * {@link RegistryException} ({@code kind().refused()}) and the registration goes on trying
+   * slowly in state {@link RegistrationState#REFUSED}. The future fails with {@link
+   * CancellationException} if the registration is closed first. Calling it again returns the same
+   * future.
    *
    * @throws IllegalStateException if the registration is closed
    */
@@ -204,6 +209,14 @@ public final class ServiceRegistration implements AutoCloseable {
 
   public RegistrationState state() {
     return machine.state();
+  }
+
+  /**
+   * Why etcd refused this registration (permission denied, authentication failed, TLS), while
+   * {@link RegistrationState#REFUSED}; empty in every other state.
+   */
+  public Optional<RegistryException> refusal() {
+    return machine.refusal();
   }
 
   /** The lease holding the key while {@link RegistrationState#REGISTERED}, else {@code 0}. */

@@ -76,6 +76,16 @@ final class StatePublisher {
     }
   }
 
+  /**
+   * Moves to REFUSED and fails the first registration's future (if still pending) and every
+   * waiter with {@code refusal}: etcd said no, the caller should hear it now.
+   */
+  void refuse(Exception refusal) {
+    set(RegistrationState.REFUSED);
+    firstRegistered.completeExceptionally(refusal);
+    takeWaiters().forEach(w -> w.completeExceptionally(refusal));
+  }
+
   /** Moves to CLOSED and fails every future still waiting with {@code cancelled}. */
   void close(CancellationException cancelled) {
     set(RegistrationState.CLOSED);

@@ -10,7 +10,11 @@ import io.netty.handler.ssl.NotSslRecordException;
 import io.netty.handler.ssl.SslHandshakeTimeoutException;
 import io.steelyard.registry.RegistryException;
 import io.steelyard.registry.RegistryException.Kind;
+import java.security.cert.CertPathBuilderException;
+import java.security.cert.CertPathValidatorException;
 import java.security.cert.CertificateException;
+import java.security.cert.CertificateExpiredException;
+import java.security.cert.CertificateNotYetValidException;
 import java.time.Duration;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletionException;
@@ -18,6 +22,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeoutException;
 import javax.annotation.Nullable;
 import javax.net.ssl.SSLException;
+import javax.net.ssl.SSLHandshakeException;
 
 /**
  * The one place where a failed etcd call becomes a {@link RegistryException}: what kind of
@@ -60,6 +65,14 @@ import javax.net.ssl.SSLException;
  * Stateless and thread-safe.
  */
 public final class EtcdErrors {
+
+  /**
+   * etcd's answer to a request without credentials on a cluster with auth enabled, an
+   * INVALID_ARGUMENT like many others. etcd's errors are identified by their description
+   * ({@code rpctypes.ErrGRPCUserEmpty}; Go's clientv3 maps them the same way), so this one is
+   * matched by its exact text.
+   */
+  static final String ETCD_USER_EMPTY = "etcdserver: user name is empty";
 
   /** Causes followed at most, against cycles and pathological chains. */
   private static final int MAX_CHAIN = 32;
@@ -104,7 +117,9 @@ public final class EtcdErrors {
       }
       case RESOURCE_EXHAUSTED -> Kind.LIMIT;
       case OUT_OF_RANGE -> Kind.COMPACTED;
-      case INVALID_ARGUMENT, FAILED_PRECONDITION, ALREADY_EXISTS, UNIMPLEMENTED -> Kind.REFUSED;
+      case INVALID_ARGUMENT ->
+          ETCD_USER_EMPTY.equals(descriptionOf(statusCarrier)) ? Kind.UNAUTHENTICATED : Kind.REFUSED;
+      case FAILED_PRECONDITION, ALREADY_EXISTS, UNIMPLEMENTED -> Kind.REFUSED;
       case UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED, UNKNOWN, INTERNAL, ABORTED, DATA_LOSS, OK ->
           Kind.UNAVAILABLE;
     };
@@ -153,7 +168,43 @@ public final class EtcdErrors {
       }
       return "etcd could not be reached for " + what + " (" + detail(c) + ")";
     }
-    return "etcd refused " + what + ": " + problem(kind) + " (" + detail(c) + ")";
+    String problem = kind == Kind.TLS ? tlsProblem(requireNonNull(tlsFailure(c))) : problem(kind);
+    if (kind == Kind.UNAUTHENTICATED && ETCD_USER_EMPTY.equals(descriptionOf(firstWithCode(c)))) {
+      problem = "authentication failed: etcd requires a user and password";
+    }
+    if (tlsFailure(c) instanceof SchemeMismatch.MismatchException) {
+      return "etcd refused " + what + ": " + problem; // the problem is the whole story
+    }
+    return "etcd refused " + what + ": " + problem + " (" + detail(c) + ")";
+  }
+
+  /**
+   * What a failed TLS handshake means, from the exception types in its chain: which side did not
+   * accept which certificate, or a URL scheme that does not match the port.
+   */
+  static String tlsProblem(Throwable tls) {
+    for (Throwable t = tls; t != null; t = next(t)) {
+      if (t instanceof SchemeMismatch.MismatchException) {
+        return "TLS: " + t.getMessage();
+      }
+      if (t instanceof CertPathBuilderException || t instanceof CertPathValidatorException) {
+        return "TLS: etcd's certificate is not signed by a CA this client trusts (check the CA certificate)";
+      }
+      if (t instanceof CertificateExpiredException || t instanceof CertificateNotYetValidException) {
+        return "TLS: etcd's certificate has expired or is not valid yet";
+      }
+      if (t.getClass() == CertificateException.class) {
+        // The JDK's hostname check throws the plain CertificateException.
+        return "TLS: etcd's certificate does not name the host of the endpoint URL";
+      }
+    }
+    if (tls instanceof SSLHandshakeException && tls.getCause() == null) {
+      // JSSE reports an alert from the peer as a handshake failure without a cause: etcd ended
+      // the handshake, which with a certificate it accepted it would not have done.
+      return "TLS: etcd rejected the client certificate (none given, expired, or not signed by a CA"
+          + " etcd trusts)";
+    }
+    return "TLS handshake failed";
   }
 
   /** The problem a kind names, in a few words. */
@@ -193,7 +244,7 @@ public final class EtcdErrors {
   }
 
   @Nullable
-  private static String descriptionOf(Throwable t) {
+  private static String descriptionOf(@Nullable Throwable t) {
     String d;
     if (t instanceof StatusRuntimeException s) {
       d = s.getStatus().getDescription();

@@ -223,17 +223,56 @@ class EtcdErrorsTest {
 
   @Test
   void tlsMessagesNameTheTlsException() {
+    SSLHandshakeException pkix = new SSLHandshakeException("PKIX path building failed\nsecond line");
+    pkix.initCause(new java.security.cert.CertPathBuilderException("unable to find valid certification path"));
     RegistryException e =
         EtcdErrors.toRegistryException(
-            "get /services/greeter/a:1",
-            Status.UNAVAILABLE
-                .withCause(new SSLHandshakeException("PKIX path building failed\nsecond line"))
-                .asRuntimeException());
+            "get /services/greeter/a:1", Status.UNAVAILABLE.withCause(pkix).asRuntimeException());
 
     assertThat(e.getMessage())
         .isEqualTo(
-            "etcd refused get /services/greeter/a:1: TLS handshake failed"
+            "etcd refused get /services/greeter/a:1: TLS: etcd's certificate is not signed by a CA"
+                + " this client trusts (check the CA certificate)"
                 + " (SSLHandshakeException: PKIX path building failed second line)");
+  }
+
+  @Test
+  void tlsProblemsAreNamedByTheExceptionTypes() {
+    SSLHandshakeException hostname = new SSLHandshakeException("No name matching localhost found");
+    hostname.initCause(new java.security.cert.CertificateException("No name matching localhost found"));
+    SSLHandshakeException expired = new SSLHandshakeException("validity check failed");
+    expired.initCause(new java.security.cert.CertificateExpiredException("NotAfter: ..."));
+
+    assertThat(EtcdErrors.tlsProblem(hostname)).contains("does not name the host");
+    assertThat(EtcdErrors.tlsProblem(expired)).contains("etcd's certificate has expired");
+    assertThat(EtcdErrors.tlsProblem(new SSLHandshakeException("Received fatal alert: bad_certificate")))
+        .contains("etcd rejected the client certificate");
+    assertThat(EtcdErrors.tlsProblem(new javax.net.ssl.SSLException("something else")))
+        .isEqualTo("TLS handshake failed");
+  }
+
+  @Test
+  void aSchemeMismatchIsTlsAndNamesTheUrl() {
+    RegistryException e =
+        EtcdErrors.toRegistryException(
+            "list greeter",
+            Status.UNAVAILABLE
+                .withCause(new SchemeMismatch.MismatchException("http://h:1 is a TLS port: use https://h:1"))
+                .asRuntimeException());
+
+    assertThat(e.kind()).isEqualTo(RegistryException.Kind.TLS);
+    assertThat(e.getMessage()).isEqualTo("etcd refused list greeter: TLS: http://h:1 is a TLS port: use https://h:1");
+  }
+
+  @Test
+  void anAnonymousRequestToAnAuthEnabledEtcdIsUnauthenticated() {
+    RegistryException e =
+        EtcdErrors.toRegistryException(
+            "list greeter",
+            Status.INVALID_ARGUMENT.withDescription("etcdserver: user name is empty").asRuntimeException());
+
+    assertThat(e.kind()).isEqualTo(RegistryException.Kind.UNAUTHENTICATED);
+    assertThat(e.getMessage()).startsWith("etcd refused list greeter: authentication failed: etcd requires a user");
   }
 
   @Test
