@@ -8,14 +8,16 @@ import java.util.Collection;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
+import javax.annotation.Nullable;
 
 /**
  * Keeps a grpc-java {@link HealthStatusManager} in step with a {@link ServiceRegistration}: the
  * overall status ({@code ""}), the registration's service name and any other names given are
  * SERVING while the registration is REGISTERED or RECOVERING (etcd trouble does not make the
  * server any less able to serve), and NOT_SERVING before the first registration, after an
- * operator deleted the key, and for good from {@link #enterTerminalState()} on. Used by {@link
- * RegisteredServer} and by the Spring Boot starter, which owns the server's lifecycle itself.
+ * operator deleted the key, and for good from {@link #enterTerminalState()} on; REFUSED keeps
+ * the status it found. Used by {@link RegisteredServer} and by the Spring Boot starter, which
+ * owns the server's lifecycle itself.
  *
  * <pre>{@code
  * RegistrationHealth h = RegistrationHealth.follow(health, registration, List.of("helloworld.Greeter"));
@@ -66,14 +68,24 @@ public final class RegistrationHealth {
   }
 
   private void onState(RegistrationState state) {
-    set(servingStatus(state));
+    ServingStatus status = servingStatus(state);
+    if (status != null) {
+      set(status);
+    }
   }
 
-  /** The health status a registration in {@code state} stands for. */
+  /**
+   * The health status a registration in {@code state} stands for, or null to keep the current
+   * one: REFUSED (etcd said no) leaves NOT_SERVING before the first registration and SERVING
+   * after a lost lease, as RECOVERING does (etcd trouble does not make the server less able to
+   * serve).
+   */
+  @Nullable
   static ServingStatus servingStatus(RegistrationState state) {
     return switch (state) {
       case REGISTERED, RECOVERING -> ServingStatus.SERVING;
       case NEW, REGISTERING, DELETED_BY_OPERATOR, CLOSED -> ServingStatus.NOT_SERVING;
+      case REFUSED -> null;
     };
   }
 

@@ -14,6 +14,10 @@ class RegistrationHealthTest {
   @Test
   void onlyARegisteredOrRecoveringInstanceServes() {
     for (RegistrationState s : RegistrationState.values()) {
+      if (s == RegistrationState.REFUSED) {
+        assertThat(RegistrationHealth.servingStatus(s)).as("REFUSED keeps the status").isNull();
+        continue;
+      }
       boolean serving = s == RegistrationState.REGISTERED || s == RegistrationState.RECOVERING;
       assertThat(RegistrationHealth.servingStatus(s))
           .as("%s", s)
