@@ -224,8 +224,9 @@ public final class GrpcServerRegistration
   }
 
   /**
-   * Completes when the key is first in etcd. Never fails: a registration that cannot reach etcd
-   * keeps trying in the background.
+   * Completes when the key is first in etcd. Never fails: a registration that cannot reach etcd,
+   * or that etcd refuses ({@link RegistrationState#REFUSED}, see {@link
+   * ServiceRegistration#refusal()}), keeps trying in the background.
    */
   public CompletableFuture<Void> registered() {
     return firstRegistered.copy();

@@ -15,12 +15,13 @@ import org.springframework.boot.health.contributor.HealthIndicator;
  * discovery watches.
  *
  * <p>Status: DOWN while this application's key is not in etcd under a live lease (before the
- * first registration, while recovering a lost lease, after an operator deleted it, from shutdown
- * on), UP otherwise; a drained instance (weight 0) is UP. UNKNOWN when the application registers
- * nothing (registration disabled shows no registration detail, and is UP). Discovery staleness
- * (etcd unreachable, channels served from the last known list) shows in the details and does not
- * change the status: the channels keep working. Keep {@code steelyard} out of liveness probes, or
- * an etcd outage restarts every instance.
+ * first registration, while recovering a lost lease, while etcd refuses it for permission,
+ * credentials or TLS (the detail {@code refusal} quotes etcd's reason), after an operator deleted
+ * it, from shutdown on), UP otherwise; a drained instance (weight 0) is UP. UNKNOWN when the
+ * application registers nothing (registration disabled shows no registration detail, and is UP).
+ * Discovery staleness (etcd unreachable, channels served from the last known list) shows in the
+ * details and does not change the status: the channels keep working. Keep {@code steelyard} out
+ * of liveness probes, or an etcd outage restarts every instance.
  */
 public final class SteelyardHealthIndicator implements HealthIndicator {
 
@@ -48,6 +49,7 @@ public final class SteelyardHealthIndicator implements HealthIndicator {
         details.put("weight", reg.weight());
         details.put("leaseId", reg.leaseId());
         details.put("registrations", registration.registrations());
+        reg.refusal().ifPresent(e -> details.put("refusal", e.getMessage()));
         if (state != RegistrationState.REGISTERED) {
           health = Health.down();
         }
