@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.steelyard.discovery.EtcdNameResolverProvider;
 import io.steelyard.spring.actuate.SteelyardHealthIndicator;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -42,6 +43,9 @@ class SwitchesTest {
       Health health = app.getBean(SteelyardHealthIndicator.class).health();
       assertThat(health.getStatus()).isEqualTo(Status.UP);
       assertThat(health.getDetails()).containsOnlyKeys("discovery");
+      @SuppressWarnings("unchecked")
+      Map<String, Object> discovery = (Map<String, Object>) health.getDetails().get("discovery");
+      assertThat(discovery).containsOnlyKeys("watches", "staleWatches", "maxStalenessMillis", "malformedValues");
     }
   }
 
