@@ -24,8 +24,9 @@ class GreeterCaller {
   }
 
   HelloReply hello(String name) {
+    // 20 s: the first call also connects, which on a loaded 2-core CI machine took over 5 s.
     return greeter.withWaitForReady()
-        .withDeadlineAfter(5, TimeUnit.SECONDS)
+        .withDeadlineAfter(20, TimeUnit.SECONDS)
         .sayHello(HelloRequest.newBuilder().setName(name).build());
   }
 

@@ -38,7 +38,7 @@ class ReadyLine implements ApplicationListener<ApplicationReadyEvent> {
   @Override
   public void onApplicationEvent(ApplicationReadyEvent event) {
     registration.registered().thenRunAsync(this::ready).exceptionally(e -> {
-      logger.error("spring-greeter: not ready", e);
+      logger.error("spring-greeter: READY or its calls through etcd:///greeter failed", e);
       return null;
     });
   }
