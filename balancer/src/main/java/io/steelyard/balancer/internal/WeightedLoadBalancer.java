@@ -44,8 +44,8 @@ import javax.annotation.concurrent.NotThreadSafe;
  *
  * <p>The policy's parsed {@link WeightedPolicyConfig} arrives in {@code
  * ResolvedAddresses.getLoadBalancingPolicyConfig()} (null under {@code
- * defaultLoadBalancingPolicy}, meaning {@link WeightedPolicyConfig#DEFAULT}); no option is read
- * yet.
+ * defaultLoadBalancingPolicy}, meaning {@link WeightedPolicyConfig#DEFAULT}) and is handed to the
+ * picker factory with each READY endpoint's child key.
  *
  * <p>Threading: like every {@link LoadBalancer}, called only from the channel's
  * SynchronizationContext; all fields are confined to it. Pickers are immutable and thread-safe.
@@ -63,10 +63,31 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
 
   private SubchannelPicker currentPicker = new FixedResultPicker(CONNECTING_RESULT);
 
+  private WeightedPolicyConfig config = WeightedPolicyConfig.DEFAULT;
+
   WeightedLoadBalancer(Helper helper, String policyName, PickerFactory pickerFactory) {
     super(helper);
     this.pickerFactory = requireNonNull(pickerFactory, "pickerFactory");
     this.effectiveWeights = new EffectiveWeights(policyName);
+  }
+
+  /**
+   * The child key of the endpoint {@code eag}: equal for equal address lists, whatever the
+   * attributes (grpc-util's {@code MultiChildLoadBalancer.Endpoint}).
+   */
+  static Object endpointKey(EquivalentAddressGroup eag) {
+    return new Endpoint(eag);
+  }
+
+  @Override
+  public Status acceptResolvedAddresses(ResolvedAddresses resolvedAddresses) {
+    // Before super: it rebuilds the picker, which must see the new config.
+    Object parsed = resolvedAddresses.getLoadBalancingPolicyConfig();
+    config =
+        parsed instanceof WeightedPolicyConfig
+            ? (WeightedPolicyConfig) parsed
+            : WeightedPolicyConfig.DEFAULT;
+    return super.acceptResolvedAddresses(resolvedAddresses);
   }
 
   @Override
@@ -121,6 +142,7 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
     int[] effective = effectiveWeights.compute(declared);
 
     List<SubchannelPicker> readyPickers = new ArrayList<>(children.size());
+    Object[] readyKeys = new Object[children.size()];
     int[] readyWeights = new int[children.size()];
     List<SubchannelPicker> failing = new ArrayList<>(children.size());
     boolean connecting = false;
@@ -132,6 +154,7 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
       ConnectivityState state = child.getCurrentState();
       if (state == READY) {
         readyWeights[readyPickers.size()] = effective[i];
+        readyKeys[readyPickers.size()] = child.getKey();
         readyPickers.add(child.getCurrentPicker());
       } else if (state == CONNECTING || state == IDLE) {
         connecting = true;
@@ -142,8 +165,10 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
     if (!readyPickers.isEmpty()) {
       SubchannelPicker picker =
           pickerFactory.newPicker(
+              Arrays.copyOf(readyKeys, readyPickers.size()),
               readyPickers.toArray(new SubchannelPicker[0]),
-              Arrays.copyOf(readyWeights, readyPickers.size()));
+              Arrays.copyOf(readyWeights, readyPickers.size()),
+              config);
       updateBalancingState(READY, picker);
     } else if (connecting) {
       updateBalancingState(CONNECTING, new FixedResultPicker(CONNECTING_RESULT));
