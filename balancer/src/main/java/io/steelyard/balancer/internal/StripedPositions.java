@@ -10,9 +10,9 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * Positions in a round-robin schedule, one per <em>stripe</em>, so that threads picking at the
  * same time do not write the same cache line (one shared counter made 2 threads slower than 1).
  *
- * <p>A thread always uses stripe {@code threadId mod stripes}: no thread-local lookup, and threads
- * of a pool (created together, so with consecutive ids) land on distinct stripes up to the stripe
- * count. Two threads on one stripe still get correct picks (the counter is atomic); they merely
+ * <p>A thread always uses stripe {@code threadId mod stripes}: no thread-local lookup, and any
+ * {@code stripes} consecutive ids (threads a pool creates one after another) fall on distinct
+ * stripes. Two threads on one stripe still get correct picks (the counter is atomic); they merely
  * contend, as every thread did on the single counter before. Each counter sits on its own 128
  * bytes, clear of the array header, because x86 prefetches cache lines in pairs.
  *
