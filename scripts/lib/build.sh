@@ -4,7 +4,7 @@
 #
 #   examples/target/examples-*-all.jar         the greeter server and client (shaded)
 #   testkit/target/testkit-*.jar + classpath.txt   EtcdLauncher, for scripts/demo
-#   registry-server-agent/target/steelyard-cli.jar   bin/steelyard (when the module builds it)
+#   cli/target/steelyard-cli.jar                   bin/steelyard (shaded)
 
 STEELYARD_VERSION="0.1.0-SNAPSHOT"
 
@@ -14,6 +14,10 @@ steelyard_root() {
 
 steelyard_examples_jar() {
   echo "$(steelyard_root)/examples/target/examples-${STEELYARD_VERSION}-all.jar"
+}
+
+steelyard_cli_jar() {
+  echo "$(steelyard_root)/cli/target/steelyard-cli.jar"
 }
 
 steelyard_testkit_classpath() {
@@ -31,15 +35,17 @@ steelyard_stale() {
       \( -path '*/src/main/*' -o -name pom.xml \) -type f -newer "$artifact" -print -quit 2>/dev/null)" ]]
 }
 
-# Builds the examples jar and the testkit launcher's classpath when stale. Output goes to stderr.
+# Builds the examples jar, the CLI jar and the testkit launcher's classpath when stale. Output
+# goes to stderr.
 steelyard_build() {
   local root
   root="$(steelyard_root)"
   if ! steelyard_stale "$(steelyard_examples_jar)" \
+      && ! steelyard_stale "$(steelyard_cli_jar)" \
       && ! steelyard_stale "$root/testkit/target/classpath.txt"; then
     return 0
   fi
-  echo "steelyard: building the examples and the testkit (./mvnw package, tests skipped)..." >&2
+  echo "steelyard: building the examples, the CLI and the testkit (./mvnw package, tests skipped)..." >&2
   steelyard_mvn_package "$root" || return 1
   # build-classpath leaves an unchanged file alone; touch it so it does not look stale forever.
   touch "$root/testkit/target/classpath.txt"
@@ -50,15 +56,15 @@ steelyard_mvn_package() {
   local offline=()
   # Offline first: a warm ~/.m2 needs no network; fall back to online for a fresh machine.
   if [[ -d "${HOME}/.m2/repository/io/grpc" ]]; then offline=(-o); fi
-  if ! (cd "$root" && ./mvnw -B -q "${offline[@]}" -pl examples,testkit -am -DskipTests \
+  if ! (cd "$root" && ./mvnw -B -q "${offline[@]}" -pl examples,cli,testkit -am -DskipTests \
       package dependency:build-classpath -Dmdep.includeScope=runtime \
       -Dmdep.outputFile=target/classpath.txt >&2); then
-    if [[ ${#offline[@]} -gt 0 ]] && (cd "$root" && ./mvnw -B -q -pl examples,testkit -am -DskipTests \
+    if [[ ${#offline[@]} -gt 0 ]] && (cd "$root" && ./mvnw -B -q -pl examples,cli,testkit -am -DskipTests \
         package dependency:build-classpath -Dmdep.includeScope=runtime \
         -Dmdep.outputFile=target/classpath.txt >&2); then
       return 0
     fi
-    echo "steelyard: build failed; run ./mvnw -B -pl examples,testkit -am -DskipTests package to see why" >&2
+    echo "steelyard: build failed; run ./mvnw -B -pl examples,cli,testkit -am -DskipTests package to see why" >&2
     return 1
   fi
 }

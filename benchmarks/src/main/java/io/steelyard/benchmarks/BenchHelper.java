@@ -5,12 +5,16 @@ import io.grpc.ConnectivityState;
 import io.grpc.EquivalentAddressGroup;
 import io.grpc.LoadBalancer;
 import io.grpc.LoadBalancerProvider;
+import io.grpc.NameResolver;
+import io.grpc.util.ForwardingLoadBalancerHelper;
 import io.steelyard.balancer.EndpointWeights;
 import io.steelyard.testkit.grpc.FakeHelper;
 import io.steelyard.testkit.grpc.FakeHelper.FakeSubchannel;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import javax.annotation.Nullable;
 
 /**
  * Drives a real {@link LoadBalancerProvider} the way a channel would, through the testkit's
@@ -23,7 +27,43 @@ final class BenchHelper {
   private final LoadBalancer balancer;
 
   BenchHelper(LoadBalancerProvider provider) {
-    this.balancer = provider.newLoadBalancer(helper);
+    this(provider, null);
+  }
+
+  /** A helper whose channel passes {@code args} (e.g. a metrics observer) to its balancer. */
+  BenchHelper(LoadBalancerProvider provider, @Nullable NameResolver.Args args) {
+    this.balancer =
+        provider.newLoadBalancer(
+            args == null
+                ? helper
+                : new ForwardingLoadBalancerHelper() {
+                  @Override
+                  protected LoadBalancer.Helper delegate() {
+                    return helper;
+                  }
+
+                  @Override
+                  public NameResolver.Args getNameResolverArgs() {
+                    return args;
+                  }
+                });
+  }
+
+  /** Name-resolver arguments carrying {@code key = value}, as a channel builder would make them. */
+  <T> NameResolver.Args argsWith(NameResolver.Args.Key<T> key, T value) {
+    return NameResolver.Args.newBuilder()
+        .setDefaultPort(443)
+        .setProxyDetector(address -> null)
+        .setSynchronizationContext(helper.syncContext())
+        .setServiceConfigParser(
+            new NameResolver.ServiceConfigParser() {
+              @Override
+              public NameResolver.ConfigOrError parseServiceConfig(Map<String, ?> rawServiceConfig) {
+                return NameResolver.ConfigOrError.fromConfig(rawServiceConfig);
+              }
+            })
+        .setArg(key, value)
+        .build();
   }
 
   /** Endpoints 10.x.y.z:443 with {@code weights}, in order. */

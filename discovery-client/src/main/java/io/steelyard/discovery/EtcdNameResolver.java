@@ -9,6 +9,7 @@ import io.grpc.Status;
 import io.grpc.StatusOr;
 import io.grpc.SynchronizationContext;
 import io.steelyard.balancer.EndpointWeights;
+import io.steelyard.registry.RegistryException;
 import io.steelyard.registry.ServiceInstance;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -19,7 +20,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Executor;
-import java.util.concurrent.Executors;
 import javax.annotation.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -40,7 +40,7 @@ final class EtcdNameResolver extends NameResolver {
   /** Where the resolver's snapshots come from; the shared registry in production. */
   @FunctionalInterface
   interface Source {
-    AutoCloseable subscribe(ServiceWatcher.Listener listener);
+    AutoCloseable subscribe(WatchListener listener);
   }
 
   private final String authority;
@@ -52,12 +52,17 @@ final class EtcdNameResolver extends NameResolver {
 
   static final long MIN_DNS_REFRESH_MILLIS = 5_000;
 
-  /** Blocking DNS lookups of host-name addresses; IP literals never get here. */
-  private static final Executor SHARED_DNS_EXECUTOR = Executors.newCachedThreadPool(r -> {
-    Thread t = new Thread(r, "steelyard-discovery-dns");
+  /**
+   * Where host-name lookups run when the channel offers no offload executor (grpc-java's
+   * channels always do; a hand-made {@code NameResolver.Args} may not): a short-lived daemon
+   * thread per batch of lookups. Lookups are rare (a name's first appearance, and re-resolution
+   * at most every {@value #MIN_DNS_REFRESH_MILLIS} ms), so a pool would mostly sit idle.
+   */
+  private static final Executor THREAD_PER_LOOKUP = task -> {
+    Thread t = new Thread(task, "steelyard-discovery-dns");
     t.setDaemon(true);
-    return t;
-  });
+    t.start();
+  };
 
   // Sync context only.
   @Nullable private Listener2 listener;
@@ -69,23 +74,22 @@ final class EtcdNameResolver extends NameResolver {
   private long lastDnsRefreshNanos;
   private boolean shutdown;
 
-  EtcdNameResolver(String authority, String description, Source source, SynchronizationContext syncContext) {
-    this(authority, description, source, syncContext, SHARED_DNS_EXECUTOR);
-  }
-
-  @VisibleForTesting
+  /**
+   * @param dnsExecutor where blocking host-name lookups run: the channel's offload executor
+   *     ({@link NameResolver.Args#getOffloadExecutor()}); null for a daemon thread per lookup
+   */
   EtcdNameResolver(
       String authority,
       String description,
       Source source,
       SynchronizationContext syncContext,
-      Executor dnsExecutor) {
+      @Nullable Executor dnsExecutor) {
     this.authority = authority;
     this.description = description;
     this.source = source;
     this.invalid = null;
     this.syncContext = syncContext;
-    this.dnsExecutor = dnsExecutor;
+    this.dnsExecutor = dnsExecutor != null ? dnsExecutor : THREAD_PER_LOOKUP;
   }
 
   /** A resolver for a target that cannot work: it reports {@code status} and nothing else. */
@@ -95,7 +99,7 @@ final class EtcdNameResolver extends NameResolver {
     this.source = null;
     this.invalid = invalid;
     this.syncContext = syncContext;
-    this.dnsExecutor = SHARED_DNS_EXECUTOR;
+    this.dnsExecutor = THREAD_PER_LOOKUP; // never used: it resolves nothing
   }
 
   static EtcdNameResolver failing(String authority, Status status, SynchronizationContext syncContext) {
@@ -119,7 +123,7 @@ final class EtcdNameResolver extends NameResolver {
       return;
     }
     try {
-      subscription = source.subscribe(new ServiceWatcher.Listener() {
+      subscription = source.subscribe(new WatchListener() {
         @Override
         public void onSnapshot(Snapshot snapshot) {
           syncContext.execute(() -> handleSnapshot(snapshot));
@@ -196,7 +200,7 @@ final class EtcdNameResolver extends NameResolver {
     }
   }
 
-  /** Blocking DNS lookups, on the DNS executor. A name that fails maps to an empty list. */
+  /** Blocking DNS lookups, on the DNS executor (never the sync context or the discovery thread). A name that fails maps to an empty list. */
   private Map<String, List<InetAddress>> lookUp(List<String> hosts) {
     Map<String, List<InetAddress>> out = new HashMap<>();
     for (String host : hosts) {
@@ -215,9 +219,11 @@ final class EtcdNameResolver extends NameResolver {
     if (shutdown || pushed != null) {
       return; // stale-serving: a channel that has addresses keeps them
     }
-    listener.onError(Status.UNAVAILABLE
-        .withDescription("etcd unreachable and no instance list yet for " + description)
-        .withCause(cause));
+    // The watcher classified the failure; a refusal is named as one, never as unreachability.
+    String why = cause instanceof RegistryException e && e.kind().refused()
+        ? "etcd refused to list " + description + ": " + e.getMessage()
+        : "etcd unreachable and no instance list yet for " + description;
+    listener.onError(Status.UNAVAILABLE.withDescription(why).withCause(cause));
   }
 
   /**

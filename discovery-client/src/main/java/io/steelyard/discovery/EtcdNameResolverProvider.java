@@ -57,6 +57,24 @@ public final class EtcdNameResolverProvider extends NameResolverProvider {
   /** Default priority of a provider made with {@link #builder()}; the highest allowed. */
   public static final int CONFIGURED_PRIORITY = 4;
 
+  /**
+   * Gives one channel its own etcd connection (other credentials, certificates or cluster) for
+   * an {@code etcd:///SERVICE} target, instead of the provider's:
+   *
+   * <pre>{@code
+   * ManagedChannelBuilder.forTarget("etcd:///billing")
+   *     .setNameResolverArg(EtcdNameResolverProvider.CONNECTION, EtcdConnection.builder()
+   *         .endpoints("https://billing-etcd:2379").tls(ca, cert, key).build())
+   *     .build();
+   * }</pre>
+   *
+   * Channels given equal connections share one client and watch. A target that names its own
+   * endpoints ({@code etcd://host:port/SERVICE}) together with this argument is refused: the
+   * endpoints would be in two places.
+   */
+  public static final NameResolver.Args.Key<EtcdConnection> CONNECTION =
+      NameResolver.Args.Key.create("io.steelyard.discovery.EtcdConnection");
+
   @Nullable private final EtcdConnection connection;
   private final KeyLayout layout;
   private final int priority;
@@ -109,16 +127,24 @@ public final class EtcdNameResolverProvider extends NameResolverProvider {
     String authority = path != null && path.startsWith("/") && path.length() > 1
         ? path.substring(1) : String.valueOf(targetUri.getSchemeSpecificPart());
     try {
+      EtcdConnection own = args.getArg(CONNECTION);
       Supplier<EtcdConnection> defaults =
-          () -> connection != null ? connection : EtcdConnection.fromEnvironment();
+          () -> own != null ? own : connection != null ? connection : EtcdConnection.fromEnvironment();
       EtcdTarget target = EtcdTarget.parse(targetUri, defaults);
+      if (own != null && !own.equals(target.connection())) {
+        throw new IllegalArgumentException(
+            "target " + targetUri + " names its etcd endpoints and the channel sets "
+                + "EtcdNameResolverProvider.CONNECTION; give etcd in one place (etcd:///"
+                + target.service() + " with the argument)");
+      }
       String description = "service " + target.service() + " at etcd " + target.connection().endpointsString();
       return new EtcdNameResolver(
           target.service(),
           description,
           listener -> WatchRegistry.SHARED.subscribe(
               target.connection(), layout, target.service(), config, listener),
-          args.getSynchronizationContext());
+          args.getSynchronizationContext(),
+          args.getOffloadExecutor());
     } catch (RuntimeException e) {
       logger.warn("Invalid etcd target {}: {}", targetUri, e.getMessage());
       return EtcdNameResolver.failing(

@@ -22,19 +22,19 @@ record EtcdTarget(EtcdConnection connection, String service) {
   static EtcdTarget parse(URI target, Supplier<EtcdConnection> defaultConnection) {
     String text = target.toString();
     if (!"etcd".equals(target.getScheme())) {
-      throw new IllegalArgumentException("target " + InstanceTable.printable(text) + ": scheme (" + EXPECTED + ")");
+      throw new IllegalArgumentException("target " + Validation.quote(text) + ": scheme (" + EXPECTED + ")");
     }
     if (target.isOpaque() || target.getPath() == null || !target.getPath().startsWith("/")) {
-      throw new IllegalArgumentException("target " + InstanceTable.printable(text) + ": no service path (" + EXPECTED + ")");
+      throw new IllegalArgumentException("target " + Validation.quote(text) + ": no service path (" + EXPECTED + ")");
     }
     if (target.getRawQuery() != null || target.getRawFragment() != null) {
       throw new IllegalArgumentException(
-          "target " + InstanceTable.printable(text) + ": query or fragment not supported (" + EXPECTED + ")");
+          "target " + Validation.quote(text) + ": query or fragment not supported (" + EXPECTED + ")");
     }
     String service = target.getPath().substring(1);
     if (!Validation.isValidServiceName(service)) {
       throw new IllegalArgumentException(
-          "target " + InstanceTable.printable(text) + ": service name " + InstanceTable.printable(service)
+          "target " + Validation.quote(text) + ": service name " + Validation.quote(service)
               + " (expected: [A-Za-z0-9][A-Za-z0-9._-]{0,252}, not . or ..; " + EXPECTED + ")");
     }
     String authority = target.getRawAuthority();
@@ -44,14 +44,14 @@ record EtcdTarget(EtcdConnection connection, String service) {
     } else {
       if (authority.contains("@")) {
         throw new IllegalArgumentException(
-            "target " + InstanceTable.printable(text) + ": credentials in the target are not supported;"
+            "target " + Validation.quote(text) + ": credentials in the target are not supported;"
                 + " configure them on the provider (" + EXPECTED + ")");
       }
       try {
         connection = EtcdConnection.of(authority);
       } catch (IllegalArgumentException e) {
         throw new IllegalArgumentException(
-            "target " + InstanceTable.printable(text) + ": etcd endpoints " + InstanceTable.printable(authority)
+            "target " + Validation.quote(text) + ": etcd endpoints " + Validation.quote(authority)
                 + " (" + EXPECTED + "): " + e.getMessage(), e);
       }
     }

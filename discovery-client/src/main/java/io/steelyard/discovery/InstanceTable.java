@@ -3,17 +3,19 @@ package io.steelyard.discovery;
 import io.steelyard.registry.DecodedValue;
 import io.steelyard.registry.KeyLayout;
 import io.steelyard.registry.ServiceInstance;
+import io.steelyard.registry.Validation;
 import io.steelyard.registry.ValueCodec;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.concurrent.atomic.AtomicLong;
 import javax.annotation.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -22,27 +24,31 @@ import org.slf4j.LoggerFactory;
  * The known keys of one service prefix and what they decoded to. Not thread-safe: owned by one
  * watcher and touched only from its serialized executor.
  *
- * <p>Only the decoded instance and the key's mod revision are kept, never the raw value, so a
- * large service costs a few hundred bytes per instance.
+ * <p>Only the decoded instance (or why the value was malformed) and the key's mod revision are
+ * kept, never the raw value, so a large service costs a few hundred bytes per instance.
  */
 final class InstanceTable {
 
   private static final Logger logger = LoggerFactory.getLogger(InstanceTable.class);
 
-  /** What a key currently holds; {@code instance == null} when its value was malformed. */
-  private record Entry(long modRevision, @Nullable ServiceInstance instance) {}
+  /**
+   * What a key currently holds: an instance, or (when its value was malformed) the reason,
+   * already quoted for printing.
+   */
+  private record Entry(long modRevision, @Nullable ServiceInstance instance, @Nullable String reason) {}
 
   private final String service;
   private final String prefix;
   private final String endpoints;
-  private final AtomicLong malformedCounter;
+  private final Runnable onMalformed;
   private final TreeMap<String, Entry> entries = new TreeMap<>();
 
-  InstanceTable(String service, KeyLayout layout, String endpoints, AtomicLong malformedCounter) {
+  /** {@code onMalformed} runs once per malformed key version, on the caller's thread. */
+  InstanceTable(String service, KeyLayout layout, String endpoints, Runnable onMalformed) {
     this.service = service;
     this.prefix = layout.servicePrefix(service); // validated once, not per key
     this.endpoints = endpoints;
-    this.malformedCounter = malformedCounter;
+    this.onMalformed = onMalformed;
   }
 
   int size() {
@@ -50,7 +56,8 @@ final class InstanceTable {
   }
 
   /**
-   * Records a put. Returns whether the usable instances may have changed. A malformed value is
+   * Records a put. Returns whether the view (instances or malformed keys) may have changed. A
+   * malformed value is
    * warned about and counted once per key and mod revision (a re-list that sees the same bad
    * value again stays silent), and removes whatever good value the key held before: the key no
    * longer describes a reachable instance.
@@ -64,6 +71,7 @@ final class InstanceTable {
       return false; // re-listed, unchanged
     }
     ServiceInstance instance = null;
+    String reason = null;
     DecodedValue decoded = ValueCodec.decode(value);
     if (decoded instanceof DecodedValue.Accepted accepted) {
       try {
@@ -73,64 +81,56 @@ final class InstanceTable {
       }
     }
     if (decoded instanceof DecodedValue.Rejected rejected) {
-      malformedCounter.incrementAndGet();
-      DiscoveryStats.MALFORMED.incrementAndGet();
+      onMalformed.run();
+      reason = Validation.quote(rejected.reason());
       logger.warn(
           "Skipping malformed value of key {} (service {}, etcd {}, mod revision {}, {} bytes): {}",
-          printable(key), service, endpoints, modRevision, value.length, rejected.reason());
+          Validation.quote(key), service, endpoints, modRevision, value.length, reason);
     }
-    entries.put(key, new Entry(modRevision, instance));
-    return !sameInstance(old, instance);
+    Entry now = new Entry(modRevision, instance, reason);
+    entries.put(key, now);
+    return old == null
+        || !Objects.equals(old.instance, instance)
+        || !Objects.equals(old.reason, reason);
   }
 
   boolean remove(String key) {
-    Entry old = entries.remove(key);
-    return old != null && old.instance != null;
+    return entries.remove(key) != null;
   }
 
   /** A listing: the complete set of keys at one revision. Returns whether instances changed. */
-  boolean replaceAll(Map<String, KeyedValue> listing) {
+  boolean replaceAll(Collection<EtcdReader.KeyVersion> listing) {
     boolean changed = false;
+    Set<String> listed = new HashSet<>(listing.size() * 2);
+    for (EtcdReader.KeyVersion kv : listing) {
+      listed.add(kv.key());
+    }
     Set<String> gone = new HashSet<>(entries.keySet());
-    gone.removeAll(listing.keySet());
+    gone.removeAll(listed);
     for (String key : gone) {
       changed |= remove(key);
     }
-    for (Map.Entry<String, KeyedValue> e : listing.entrySet()) {
-      changed |= put(e.getKey(), e.getValue().value(), e.getValue().modRevision());
+    for (EtcdReader.KeyVersion kv : listing) {
+      changed |= put(kv.key(), kv.value(), kv.modRevision());
     }
     return changed;
   }
-
-  /** A value as listed, with its mod revision. */
-  record KeyedValue(byte[] value, long modRevision) {}
 
   Snapshot snapshot(long revision, @Nullable Instant staleSince) {
     // Unique by address, first key wins: two keys for one address would otherwise give the
     // balancer two subchannels to one server.
     Map<String, ServiceInstance> byAddress = new HashMap<>(entries.size() * 2);
-    for (Entry e : entries.values()) {
-      if (e.instance != null) {
-        byAddress.putIfAbsent(e.instance.address(), e.instance);
+    List<Snapshot.MalformedKey> malformed = new ArrayList<>();
+    for (Map.Entry<String, Entry> e : entries.entrySet()) { // in key order
+      ServiceInstance instance = e.getValue().instance;
+      if (instance != null) {
+        byAddress.putIfAbsent(instance.address(), instance);
+      } else {
+        malformed.add(new Snapshot.MalformedKey(e.getKey(), e.getValue().reason));
       }
     }
     List<ServiceInstance> list = new ArrayList<>(byAddress.values());
     list.sort(Comparator.comparing(ServiceInstance::address));
-    return new Snapshot(service, list, revision, staleSince);
-  }
-
-  private static boolean sameInstance(@Nullable Entry old, @Nullable ServiceInstance now) {
-    ServiceInstance before = old == null ? null : old.instance;
-    return before == null ? now == null : before.equals(now);
-  }
-
-  /** Keys are bytes: a hostile one must not forge log lines. */
-  static String printable(String key) {
-    StringBuilder b = new StringBuilder(Math.min(key.length(), 200) + 2).append('\'');
-    for (int i = 0; i < key.length() && i < 200; i++) {
-      char c = key.charAt(i);
-      b.append(c < 0x20 || c == 0x7f ? '?' : c);
-    }
-    return b.append(key.length() > 200 ? "...'" : "'").toString();
+    return new Snapshot(service, list, malformed, revision, staleSince);
   }
 }

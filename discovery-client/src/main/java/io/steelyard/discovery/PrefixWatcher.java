@@ -1,30 +1,21 @@
 package io.steelyard.discovery;
 
-import com.google.common.annotations.VisibleForTesting;
-import io.etcd.jetcd.ByteSequence;
-import io.etcd.jetcd.Client;
-import io.etcd.jetcd.KeyValue;
-import io.etcd.jetcd.Watch;
-import io.etcd.jetcd.common.exception.CompactedException;
-import io.etcd.jetcd.kv.GetResponse;
-import io.etcd.jetcd.options.GetOption;
-import io.etcd.jetcd.options.WatchOption;
-import io.etcd.jetcd.watch.WatchEvent;
-import io.etcd.jetcd.watch.WatchResponse;
+import io.steelyard.discovery.EtcdReader.Event;
+import io.steelyard.discovery.EtcdReader.Listing;
+import io.steelyard.discovery.EtcdReader.WatchBatch;
 import io.steelyard.registry.KeyLayout;
+import io.steelyard.registry.RegistryException;
+import io.steelyard.registry.RegistryException.Kind;
 import io.steelyard.registry.internal.Backoff;
-import java.nio.charset.StandardCharsets;
+import io.steelyard.registry.internal.EtcdErrors;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.HashMap;
-import java.util.List;
-import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.BiConsumer;
 import javax.annotation.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -34,16 +25,20 @@ import org.slf4j.LoggerFactory;
  * resume a broken watch from the last seen revision + 1; re-list on compaction, on a watch that
  * jetcd closed for good, and periodically; publish coalesced snapshots to its listeners.
  *
- * <p>Threading: jetcd calls back on its own threads (gRPC/Vert.x event loops, its watch retry
- * thread). Those callbacks only enqueue onto {@link #scheduler}, a serialized executor, and
- * every field below is touched only from there — except {@link #staleSinceMillis} (volatile, read
- * by stats) and {@link #listeners} (copy-on-write, changed by the registry).
+ * <p>It talks to etcd only through an {@link EtcdReader} (jetcd in production, a scripted fake in
+ * unit tests), taken afresh from its {@link ClientSource} for every attempt.
  *
- * <p>jetcd 0.8.6 quirks this class is built around: a watch is closed for good (listener
- * {@code onCompleted}) after a compaction and after most errors other than UNAVAILABLE; on
- * UNAVAILABLE jetcd resumes by itself every 500 ms without backoff and without telling anyone.
- * We therefore close the jetcd watcher on every error and own the retry: capped exponential
- * backoff with jitter, resume from our own revision, and a clear stale/recovered signal.
+ * <p>Threading: the reader calls back on its own threads (for jetcd: gRPC/Vert.x event loops, its
+ * watch retry thread). Those callbacks only enqueue onto {@link #scheduler}, a serialized
+ * executor, and every field below is touched only from there — except {@link #staleSinceMillis}
+ * (volatile, read by stats) and {@link #listeners} (copy-on-write, changed by the registry).
+ *
+ * <p>jetcd 0.8.6 quirks this class is built around: a watch is closed for good after a
+ * compaction and after most errors other than UNAVAILABLE; on UNAVAILABLE jetcd resumes by itself
+ * every 500 ms without backoff and without telling anyone; and while etcd is down a new watch
+ * neither fails nor confirms, it waits. We therefore end the watch on every error and own the
+ * retry: capped exponential backoff with jitter, resume from our own revision, a watchdog on the
+ * watch's confirmation, and a clear stale/recovered signal.
  */
 final class PrefixWatcher {
 
@@ -51,13 +46,6 @@ final class PrefixWatcher {
 
   /** Each retry waits its backoff step ±25%, so a fleet of clients does not reconnect in step. */
   private static final double BACKOFF_JITTER = 0.25;
-
-  /**
-   * Test seam: runs on the watcher's executor after a listing completed and before the watch
-   * starts, with the service and the listing's revision. Lets a test write keys in exactly the
-   * window a naive list-then-watch would lose.
-   */
-  @VisibleForTesting static volatile BiConsumer<String, Long> afterListHook;
 
   /** Consecutive failed watch attempts after which we re-list rather than resume. */
   static final int RELIST_AFTER_WATCH_FAILURES = 3;
@@ -69,10 +57,10 @@ final class PrefixWatcher {
    * recovered etcd within seconds.
    */
   interface ClientSource {
-    Client client();
+    EtcdReader reader();
 
     /** {@code failed} keeps failing: replace it, unless that was done recently or already. */
-    void renew(Client failed);
+    void renew(EtcdReader failed);
   }
 
   /** Consecutive failures after which the client is renewed (rate-limited by the source). */
@@ -81,28 +69,31 @@ final class PrefixWatcher {
   private final ClientSource clients;
   private final String service;
   private final String endpoints;
-  private final ByteSequence prefix;
+  private final String prefix;
   private final KeyLayout layout;
   private final WatcherConfig config;
   private final Scheduler scheduler;
   private final Backoff backoff;
   private final InstanceTable table;
   private final Coalescer coalescer;
+  private final WatchStats stats;
   private final AtomicLong malformed = new AtomicLong();
   private final AtomicLong compactionRelists = new AtomicLong();
-  final CopyOnWriteArrayList<ServiceWatcher.Listener> listeners = new CopyOnWriteArrayList<>();
+  final CopyOnWriteArrayList<WatchListener> listeners = new CopyOnWriteArrayList<>();
 
   // Touched only from the scheduler.
   private long revision; // last revision fully applied; the watch resumes at revision + 1
+  private long raftTerm; // highest raft term seen in a response header; see wentBackInTime
   private boolean listed; // a listing has completed at least once
   private int generation; // bumps whenever a list or watch attempt is abandoned
-  @Nullable private Watch.Watcher watcher;
-  @Nullable private Client lastClient; // the client of the current or last attempt
+  @Nullable private EtcdReader.Watching watching;
+  @Nullable private EtcdReader lastReader; // the reader of the current or last attempt
   @Nullable private Future<?> createWatchdog; // fails a watch that etcd has not confirmed
   private boolean watchCounted;
   @Nullable private Future<?> retry;
   @Nullable private Future<?> periodicRelist;
   private int failures;
+  @Nullable private Kind lastFailureKind; // of the current stale period, for logging
   private long listStartNanos;
   @Nullable private Snapshot published;
   @Nullable private Throwable lastError;
@@ -117,12 +108,13 @@ final class PrefixWatcher {
       String service,
       WatcherConfig config,
       Scheduler scheduler,
-      Random random) {
+      Random random,
+      WatchStats stats) {
     this.clients = clients;
     this.service = service;
     this.endpoints = endpoints;
     this.layout = layout;
-    this.prefix = layout.servicePrefixBytes(service);
+    this.prefix = layout.servicePrefix(service);
     this.config = config;
     this.scheduler = scheduler;
     this.backoff =
@@ -131,7 +123,11 @@ final class PrefixWatcher {
             Duration.ofNanos(config.backoffMaxNanos()),
             BACKOFF_JITTER,
             random);
-    this.table = new InstanceTable(service, layout, endpoints, malformed);
+    this.stats = stats;
+    this.table = new InstanceTable(service, layout, endpoints, () -> {
+      malformed.incrementAndGet();
+      stats.malformedValues.incrementAndGet();
+    });
     this.coalescer = new Coalescer(scheduler, config.debounceNanos(), this::publish);
   }
 
@@ -163,7 +159,7 @@ final class PrefixWatcher {
   }
 
   /** Adds a listener and hands it the current view (or the current error) on the executor. */
-  void addListener(ServiceWatcher.Listener listener) {
+  void addListener(WatchListener listener) {
     listeners.add(listener);
     scheduler.execute(
         () -> {
@@ -178,7 +174,7 @@ final class PrefixWatcher {
         });
   }
 
-  void removeListener(ServiceWatcher.Listener listener) {
+  void removeListener(WatchListener listener) {
     listeners.remove(listener);
   }
 
@@ -196,7 +192,7 @@ final class PrefixWatcher {
           closeWatch();
           if (staleSinceMillis != 0) {
             staleSinceMillis = 0;
-            DiscoveryStats.STALE_WATCHES.decrementAndGet();
+            stats.staleWatches.decrementAndGet();
           }
           logger.debug("Stopped watching service {} at {}", service, endpoints);
         });
@@ -214,18 +210,16 @@ final class PrefixWatcher {
     int gen = ++generation;
     listStartNanos = scheduler.nanoTime();
     try {
-      Client client = lastClient = clients.client();
-      client
-          .getKVClient()
-          .get(prefix, GetOption.builder().isPrefix(true).build())
-          .orTimeout(config.listTimeoutNanos(), TimeUnit.NANOSECONDS)
-          .whenComplete((resp, err) -> scheduler.execute(() -> onListed(gen, resp, err)));
+      EtcdReader reader = lastReader = clients.reader();
+      reader
+          .list(prefix)
+          .whenComplete((listing, err) -> scheduler.execute(() -> onListed(gen, listing, err)));
     } catch (RuntimeException e) { // a closed client throws synchronously
       onListed(gen, null, e);
     }
   }
 
-  private void onListed(int gen, @Nullable GetResponse resp, @Nullable Throwable err) {
+  private void onListed(int gen, @Nullable Listing listing, @Nullable Throwable err) {
     if (closed || gen != generation) {
       return;
     }
@@ -234,14 +228,8 @@ final class PrefixWatcher {
       return;
     }
     long fetchedNanos = scheduler.nanoTime();
-    Map<String, InstanceTable.KeyedValue> listing = new HashMap<>(resp.getKvs().size() * 2);
-    for (KeyValue kv : resp.getKvs()) {
-      listing.put(
-          kv.getKey().toString(StandardCharsets.UTF_8),
-          new InstanceTable.KeyedValue(kv.getValue().getBytes(), kv.getModRevision()));
-    }
-    table.replaceAll(listing);
-    long listedAt = resp.getHeader().getRevision();
+    table.replaceAll(listing.keys());
+    long listedAt = listing.revision();
     boolean first = !listed;
     revision = listedAt;
     listed = true;
@@ -260,10 +248,6 @@ final class PrefixWatcher {
     recovered();
     // A listing is a complete view: publish it now, whatever the debounce.
     coalescer.flush();
-    BiConsumer<String, Long> hook = afterListHook;
-    if (hook != null) {
-      hook.accept(service, listedAt);
-    }
     schedulePeriodicRelist();
     watch();
   }
@@ -290,76 +274,117 @@ final class PrefixWatcher {
     retry = null;
     closeWatch();
     int gen = ++generation;
-    WatchOption option =
-        WatchOption.builder()
-            .isPrefix(true)
-            .withRevision(revision + 1)
-            // A member cut off from the quorum keeps the stream open and silent; requireLeader
-            // makes it fail the watch instead, so we move to a member that has a leader.
-            .withRequireLeader(true)
-            // The created notification is our "etcd is back" signal after a resume.
-            .withCreateNotify(true)
-            .build();
-    try {
-      Client client = lastClient = clients.client();
-      watcher =
-          client
-              .getWatchClient()
-              .watch(
-                  prefix,
-                  option,
-                  Watch.listener(
-                      resp -> scheduler.execute(() -> onWatchResponse(gen, resp)),
-                      err -> scheduler.execute(() -> onWatchError(gen, err)),
-                      () -> scheduler.execute(() -> onWatchCompleted(gen))));
-      watchCounted = true;
-      DiscoveryStats.OPEN_ETCD_WATCHES.incrementAndGet();
-    } catch (RuntimeException e) {
-      onWatchError(gen, e);
-      return;
-    }
     // jetcd's watch stream waits for the connection instead of failing while etcd is down,
     // so silence is the only symptom: no confirmation in time counts as a failed attempt.
-    cancel(createWatchdog);
     createWatchdog =
         scheduler.schedule(
-            () -> onWatchError(gen, new java.util.concurrent.TimeoutException(
+            () -> onWatchError(gen, new TimeoutException(
                 "etcd did not confirm the watch within "
                     + TimeUnit.NANOSECONDS.toMillis(config.listTimeoutNanos()) + " ms")),
             config.listTimeoutNanos(),
             TimeUnit.NANOSECONDS);
+    EtcdReader.Watching opened;
+    try {
+      EtcdReader reader = lastReader = clients.reader();
+      opened = reader.watch(prefix, revision + 1, new EtcdReader.WatchCallbacks() {
+        @Override
+        public void onBatch(WatchBatch batch) {
+          scheduler.execute(() -> onWatchBatch(gen, batch));
+        }
+
+        @Override
+        public void onCompacted(long compactedRevision) {
+          scheduler.execute(() -> onWatchCompacted(gen, compactedRevision));
+        }
+
+        @Override
+        public void onError(Throwable error) {
+          scheduler.execute(() -> onWatchError(gen, error));
+        }
+
+        @Override
+        public void onCompleted() {
+          scheduler.execute(() -> onWatchCompleted(gen));
+        }
+      });
+    } catch (RuntimeException e) { // a closed client throws synchronously
+      onWatchError(gen, e);
+      return;
+    }
+    if (closed || gen != generation) {
+      opened.cancel(); // it already ended while being opened
+      return;
+    }
+    watching = opened;
+    watchCounted = true;
+    stats.openEtcdWatches.incrementAndGet();
   }
 
-  private void onWatchResponse(int gen, WatchResponse resp) {
+  private void onWatchBatch(int gen, WatchBatch batch) {
     if (closed || gen != generation) {
       return;
     }
-    memberId = resp.getHeader().getMemberId();
+    if (batch.created() && wentBackInTime(batch)) {
+      generation++;
+      closeWatch();
+      list();
+      return;
+    }
+    raftTerm = Math.max(raftTerm, batch.raftTerm());
+    memberId = batch.memberId();
     cancel(createWatchdog);
     createWatchdog = null;
     if (staleSinceMillis != 0) {
       recovered(); // any response, created notification included, proves the stream is back
     }
     boolean changed = false;
-    List<WatchEvent> events = resp.getEvents();
-    for (WatchEvent event : events) {
-      KeyValue kv = event.getKeyValue();
-      String key = kv.getKey().toString(StandardCharsets.UTF_8);
-      switch (event.getEventType()) {
-        case PUT -> changed |= table.put(key, kv.getValue().getBytes(), kv.getModRevision());
-        case DELETE -> changed |= table.remove(key);
-        default -> logger.debug("Ignoring unrecognized watch event on key {} of service {}",
-            InstanceTable.printable(key), service);
-      }
-      revision = Math.max(revision, kv.getModRevision());
+    for (Event event : batch.events()) {
+      EtcdReader.KeyVersion kv = event.kv();
+      changed |= event.delete() ? table.remove(kv.key()) : table.put(kv.key(), kv.value(), kv.modRevision());
+      revision = Math.max(revision, kv.modRevision());
     }
-    if (events.isEmpty() && resp.isProgressNotify()) {
-      revision = Math.max(revision, resp.getHeader().getRevision());
+    if (batch.events().isEmpty() && batch.progressNotify()) {
+      revision = Math.max(revision, batch.revision());
     }
     failures = 0;
     if (changed) {
       coalescer.changed(); // all events of this response are applied: one publish at most
     }
+  }
+
+  private void onWatchCompacted(int gen, long compactedRevision) {
+    if (closed || gen != generation) {
+      return;
+    }
+    generation++;
+    closeWatch();
+    // Events after our revision are gone: only a fresh listing is trustworthy.
+    compactionRelists.incrementAndGet();
+    logger.info(
+        "Watch of service {} at {} fell behind compaction (compacted revision {}, ours {});"
+            + " re-listing", service, endpoints, compactedRevision, revision);
+    list();
+  }
+
+  /**
+   * Whether etcd, confirming a watch, is behind what this watcher already applied: its current
+   * revision below ours, or a raft term below one we saw. etcd accepts a watch from a revision it
+   * has not reached and then waits silently until it gets there, so after a restore from an older
+   * snapshot (etcd 3.4 restores the snapshot's revision) a resumed watch would skip every change
+   * until then. A member that merely lags makes us re-list too, which is harmless: the listing is
+   * a linearizable read.
+   */
+  private boolean wentBackInTime(WatchBatch batch) {
+    long theirs = batch.revision();
+    long term = batch.raftTerm();
+    if (theirs >= revision && term >= raftTerm) {
+      return false;
+    }
+    logger.warn(
+        "etcd at {} is behind what service {} was watched at (revision {} < {} or raft term {} < {});"
+            + " restored from a snapshot? Re-listing", endpoints, service, theirs, revision, term, raftTerm);
+    raftTerm = term; // a restored cluster counts its terms afresh
+    return true;
   }
 
   private void onWatchError(int gen, Throwable err) {
@@ -368,19 +393,9 @@ final class PrefixWatcher {
     }
     generation++; // whatever the old stream still delivers is ignored from now on
     closeWatch();
-    CompactedException compacted = compacted(err);
-    if (compacted != null) {
-      // Events after our revision are gone: only a fresh listing is trustworthy.
-      compactionRelists.incrementAndGet();
-      logger.info(
-          "Watch of service {} at {} fell behind compaction (compacted revision {}, ours {});"
-              + " re-listing", service, endpoints, compacted.getCompactedRevision(), revision);
-      list();
-      return;
-    }
-    // Resume from our revision; after a few failures in a row re-list instead: a member that
-    // keeps answering "future revision" (etcd restored from an older backup) or an error we do
-    // not recognise must not trap the watcher in resuming forever.
+    // Resume from our revision; after a few failures in a row re-list instead: an error we do
+    // not recognise must not trap the watcher in resuming forever. (A restored etcd does not
+    // fail the watch at all; wentBackInTime catches that.)
     failed("watch", err, () -> {
       if (failures >= RELIST_AFTER_WATCH_FAILURES) {
         list();
@@ -394,45 +409,53 @@ final class PrefixWatcher {
     if (closed || gen != generation) {
       return; // we closed it ourselves
     }
-    // jetcd closed the watch for good without an error we saw: re-list to be sure of the state.
+    // The watch ended for good without an error we saw: re-list to be sure of the state.
     generation++;
     closeWatch();
-    failed("watch", new IllegalStateException("watch closed by jetcd"), this::list);
+    failed("watch", new IllegalStateException("watch closed by etcd client"), this::list);
   }
 
   // ---------------------------------------------------------------- failure and staleness
 
+  /**
+   * A list or watch attempt failed: mark stale, tell listeners that never had a list, and retry.
+   * The failure is classified once, by registry-core's etcd-call layer (by code, never by
+   * message): when etcd could not be reached, back off exponentially and renew the client after
+   * {@value #RENEW_CLIENT_AFTER_FAILURES} failures in a row; when etcd answered and refused
+   * (permission, authentication, TLS, a size limit, an invalid request), say so, keep the client
+   * — a new one would be refused alike — and retry only at the capped delay, until an operator
+   * fixes it.
+   */
   private void failed(String what, Throwable err, Runnable retryAction) {
+    RegistryException e = EtcdErrors.toRegistryException(what + " " + service, err);
+    Kind kind = e.kind();
     failures++;
-    lastError = err;
-    if (failures >= RENEW_CLIENT_AFTER_FAILURES && lastClient != null) {
-      clients.renew(lastClient);
+    lastError = e;
+    // A new client reads the certificate files again, so a TLS refusal renews it too (rotated
+    // certificates are picked up without a restart); other refusals would only fail again.
+    boolean renewable = !kind.refused() || kind == Kind.TLS;
+    if (renewable && failures >= RENEW_CLIENT_AFTER_FAILURES && lastReader != null) {
+      clients.renew(lastReader);
     }
-    long delay = backoff.delayNanos(failures - 1);
-    if (staleSinceMillis == 0) {
+    long delay = kind.refused() ? backoff.cappedDelayNanos() : backoff.delayNanos(failures - 1);
+    boolean turnedStale = staleSinceMillis == 0;
+    if (turnedStale) {
       staleSinceMillis = Math.max(1, scheduler.currentTimeMillis());
-      DiscoveryStats.STALE_WATCHES.incrementAndGet();
-      if (listed) {
-        logger.warn(
-            "Lost etcd at {} while watching service {} ({} failed); serving the last known {}"
-                + " instances of revision {} until it recovers",
-            endpoints, service, what, published == null ? 0 : published.instances().size(),
-            revision, err);
-      } else {
-        logger.warn(
-            "Cannot reach etcd at {} to list service {} ({} failed); no instances known yet,"
-                + " retrying", endpoints, service, what, err);
-      }
-      if (listed) {
-        coalescer.flush(); // listeners learn about the staleness, instances unchanged
-      }
+      stats.staleWatches.incrementAndGet();
+    }
+    if (turnedStale || kind != lastFailureKind) {
+      logFailure(what, e);
     } else {
       logger.debug("Retry {} of service {} failed again ({} consecutive): {}",
-          what, service, failures, err.toString());
+          what, service, failures, e.getMessage());
+    }
+    lastFailureKind = kind;
+    if (turnedStale && listed) {
+      coalescer.flush(); // listeners learn about the staleness, instances unchanged
     }
     if (!listed) {
-      for (ServiceWatcher.Listener l : listeners) {
-        deliverError(l, err);
+      for (WatchListener l : listeners) {
+        deliverError(l, e);
       }
     }
     retry =
@@ -446,29 +469,50 @@ final class PrefixWatcher {
             TimeUnit.NANOSECONDS);
   }
 
+  /** One WARN per stale period and per change of failure kind; the rest at DEBUG. */
+  private void logFailure(String what, RegistryException e) {
+    int known = published == null ? 0 : published.instances().size();
+    if (!e.kind().refused()) {
+      if (listed) {
+        logger.warn("Lost etcd at {} while watching service {}: {}; serving the last known {}"
+                + " instances of revision {} until it recovers",
+            endpoints, service, e.getMessage(), known, revision, e.getCause());
+      } else {
+        logger.warn("Cannot reach etcd at {} to list service {}: {}; no instances known yet,"
+            + " retrying", endpoints, service, e.getMessage(), e.getCause());
+      }
+      return;
+    }
+    String hint = e.kind() == Kind.LIMIT && what.equals("list")
+        ? "; a listing is one etcd response, which must fit the client's inbound message limit"
+            + " (gRPC's default: 4 MiB)"
+        : "";
+    long retrySeconds = TimeUnit.NANOSECONDS.toSeconds(config.backoffMaxNanos());
+    if (listed) {
+      logger.warn("etcd at {} refused the {} of service {}: {}{}; serving the last known {}"
+              + " instances of revision {}, retrying every ~{} s",
+          endpoints, what, service, e.getMessage(), hint, known, revision, retrySeconds, e.getCause());
+    } else {
+      logger.warn("etcd at {} refused the {} of service {}: {}{}; no instances known yet,"
+              + " retrying every ~{} s",
+          endpoints, what, service, e.getMessage(), hint, retrySeconds, e.getCause());
+    }
+  }
+
   private void recovered() {
     if (staleSinceMillis == 0) {
       return;
     }
     long since = staleSinceMillis;
     staleSinceMillis = 0;
-    DiscoveryStats.STALE_WATCHES.decrementAndGet();
+    lastFailureKind = null;
+    stats.staleWatches.decrementAndGet();
     logger.info(
         "etcd at {} reachable again for service {} after {} ms stale; at revision {}",
         endpoints, service, Math.max(0, scheduler.currentTimeMillis() - since), revision);
     if (listed) {
       coalescer.changed();
     }
-  }
-
-  @Nullable
-  private static CompactedException compacted(Throwable err) {
-    for (Throwable t = err; t != null; t = t.getCause()) {
-      if (t instanceof CompactedException c) {
-        return c;
-      }
-    }
-    return null;
   }
 
   // ---------------------------------------------------------------- publishing
@@ -479,19 +523,17 @@ final class PrefixWatcher {
     }
     long stale = staleSinceMillis;
     Snapshot snapshot = table.snapshot(revision, stale == 0 ? null : Instant.ofEpochMilli(stale));
-    boolean news = published == null
-        || !snapshot.sameInstances(published)
-        || snapshot.isStale() != published.isStale();
+    boolean news = !snapshot.sameView(published);
     published = snapshot; // newcomers get the latest revision either way
     if (!news) {
-      return; // a re-list that found nothing new, or an event that changed no instance
+      return; // a re-list that found nothing new, or an event that changed nothing visible
     }
-    for (ServiceWatcher.Listener l : listeners) {
+    for (WatchListener l : listeners) {
       deliver(l, snapshot);
     }
   }
 
-  private void deliver(ServiceWatcher.Listener l, Snapshot snapshot) {
+  private void deliver(WatchListener l, Snapshot snapshot) {
     try {
       l.onSnapshot(snapshot);
     } catch (RuntimeException e) {
@@ -499,7 +541,7 @@ final class PrefixWatcher {
     }
   }
 
-  private void deliverError(ServiceWatcher.Listener l, Throwable err) {
+  private void deliverError(WatchListener l, Throwable err) {
     try {
       l.onUnavailable(err);
     } catch (RuntimeException e) {
@@ -510,18 +552,14 @@ final class PrefixWatcher {
   private void closeWatch() {
     cancel(createWatchdog);
     createWatchdog = null;
-    Watch.Watcher w = watcher;
-    watcher = null;
+    EtcdReader.Watching w = watching;
+    watching = null;
     if (watchCounted) {
       watchCounted = false;
-      DiscoveryStats.OPEN_ETCD_WATCHES.decrementAndGet();
+      stats.openEtcdWatches.decrementAndGet();
     }
     if (w != null) {
-      try {
-        w.close();
-      } catch (RuntimeException e) {
-        logger.debug("Closing the watch of service {} failed", service, e);
-      }
+      w.cancel();
     }
   }
 

@@ -22,29 +22,22 @@ interface Scheduler {
 
   long currentTimeMillis();
 
-  /** The process-wide scheduler: one daemon thread named {@code steelyard-discovery}. */
-  static Scheduler shared() {
-    return Shared.INSTANCE;
-  }
-
-  final class Shared {
-    static final Scheduler INSTANCE = of(newExecutor());
-
-    private Shared() {}
-
-    private static ScheduledExecutorService newExecutor() {
-      ScheduledThreadPoolExecutor e =
-          new ScheduledThreadPoolExecutor(
-              1,
-              r -> {
-                Thread t = new Thread(r, "steelyard-discovery");
-                t.setDaemon(true);
-                return t;
-              });
-      // Cancelled debounce and retry timers would otherwise linger until their deadline.
-      e.setRemoveOnCancelPolicy(true);
-      return e;
-    }
+  /**
+   * A scheduler on one new daemon thread named {@code threadName}. The process-wide
+   * {@link WatchRegistry#SHARED} makes the one every watcher of the process runs on.
+   */
+  static Scheduler newDaemon(String threadName) {
+    ScheduledThreadPoolExecutor e =
+        new ScheduledThreadPoolExecutor(
+            1,
+            r -> {
+              Thread t = new Thread(r, threadName);
+              t.setDaemon(true);
+              return t;
+            });
+    // Cancelled debounce and retry timers would otherwise linger until their deadline.
+    e.setRemoveOnCancelPolicy(true);
+    return of(e);
   }
 
   static Scheduler of(ScheduledExecutorService executor) {

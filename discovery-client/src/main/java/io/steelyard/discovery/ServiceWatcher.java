@@ -5,6 +5,7 @@ import static java.util.Objects.requireNonNull;
 
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.KeyLayout;
+import io.steelyard.registry.RegistryException;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicReference;
 import javax.annotation.Nullable;
@@ -24,8 +25,8 @@ import javax.annotation.Nullable;
  * change after a quiet window at once, the rest of a burst coalesced) and
  * whenever the view turns stale or fresh again. It is never handed an empty list because etcd
  * went away: while etcd is unreachable it keeps the last list, marked {@linkplain
- * Snapshot#isStale() stale}. Before the first list, failures to reach etcd go to {@link
- * Listener#onUnavailable}.
+ * Snapshot#isStale() stale}. Before the first list, failures to reach etcd, and etcd's refusals,
+ * go to {@link Listener#onUnavailable}.
  *
  * <p>Watchers are shared: every {@code ServiceWatcher} and every {@code etcd:} channel of the
  * process that names the same etcd connection, key layout and service uses one etcd watch and
@@ -42,6 +43,12 @@ public final class ServiceWatcher implements AutoCloseable {
   /** Default interval of the safety-net re-list, in minutes. */
   public static final long DEFAULT_RELIST_INTERVAL_MINUTES = 5;
 
+  /** Default first retry delay while etcd is unreachable, in milliseconds (then doubling). */
+  public static final long DEFAULT_BACKOFF_INITIAL_MILLIS = 200;
+
+  /** Default longest retry delay while etcd is unreachable, in milliseconds. */
+  public static final long DEFAULT_BACKOFF_MAX_MILLIS = 5_000;
+
   /** Receives the service's snapshots. */
   @FunctionalInterface
   public interface Listener {
@@ -49,8 +56,12 @@ public final class ServiceWatcher implements AutoCloseable {
     void onSnapshot(Snapshot snapshot);
 
     /**
-     * etcd could not be reached and no list has ever been obtained; retries continue. Never
-     * called once a snapshot has been delivered.
+     * No list has been obtained yet and the last attempt failed; retries continue. Never called
+     * once a snapshot has been delivered. {@code cause} is a {@link RegistryException} whose
+     * {@link RegistryException#kind() kind} tells etcd being unreachable ({@code UNAVAILABLE},
+     * retried with backoff) from etcd refusing ({@link RegistryException.Kind#refused()}:
+     * permission, authentication, TLS, a size limit; retried only every few seconds until an
+     * operator fixes it); its message is one line naming the problem.
      */
     default void onUnavailable(Throwable cause) {}
   }
@@ -139,7 +150,11 @@ public final class ServiceWatcher implements AutoCloseable {
       return this;
     }
 
-    /** Retry backoff while etcd is unreachable; default 200 ms doubling up to 5 s, jittered. */
+    /**
+     * Retry backoff while etcd is unreachable: {@code initial} doubling up to {@code max}, each
+     * step ±25% jittered; default {@value #DEFAULT_BACKOFF_INITIAL_MILLIS} ms up to {@value
+     * #DEFAULT_BACKOFF_MAX_MILLIS} ms.
+     */
     public Builder backoff(Duration initial, Duration max) {
       checkState(!backoffSet, "backoff already set");
       config = config.withBackoff(initial, max);
@@ -153,9 +168,14 @@ public final class ServiceWatcher implements AutoCloseable {
 
     /** Starts (or joins) the shared watch and registers {@code listener}. */
     public ServiceWatcher open(Listener listener) {
+      return open(WatchRegistry.SHARED, listener);
+    }
+
+    /** Opens on {@code registry} instead of the process-wide one: tests inject their seams there. */
+    ServiceWatcher open(WatchRegistry registry, Listener listener) {
       requireNonNull(listener, "listener");
       AtomicReference<Snapshot> current = new AtomicReference<>();
-      Listener tracking = new Listener() {
+      WatchListener adapter = new WatchListener() {
         @Override
         public void onSnapshot(Snapshot snapshot) {
           current.set(snapshot);
@@ -173,7 +193,7 @@ public final class ServiceWatcher implements AutoCloseable {
         }
       };
       return new ServiceWatcher(
-          WatchRegistry.SHARED.subscribe(connection, layoutOrDefault(), service, config, tracking),
+          registry.subscribe(connection, layoutOrDefault(), service, config, adapter),
           current);
     }
   }

@@ -18,17 +18,52 @@ import javax.annotation.Nullable;
  * address, the one with the smallest key wins). A snapshot is <em>stale</em> when the watcher
  * has lost etcd since {@link #staleSince()}: the instances are the last ones etcd confirmed, kept
  * on purpose so that callers keep working while etcd is away.
+ *
+ * <p>Keys whose value cannot be read are not instances; {@link #malformed()} lists them with the
+ * reason, so that a tool can show them:
+ *
+ * <pre>{@code
+ * for (Snapshot.MalformedKey m : snapshot.malformed()) {
+ *   System.out.println("malformed " + Validation.quote(m.key()) + ": " + m.reason());
+ * }
+ * }</pre>
  */
 public final class Snapshot {
 
+  /**
+   * A key under the service's prefix whose current value cannot be read.
+   *
+   * @param key the key exactly as stored (UTF-8); it may hold any character, so quote it (e.g.
+   *     with {@link io.steelyard.registry.Validation#quote}) before printing it
+   * @param reason why the value was refused, already quoted for printing: one line in single
+   *     quotes, control characters escaped, at most about 200 characters
+   */
+  public record MalformedKey(String key, String reason) {
+    public MalformedKey {
+      requireNonNull(key, "key");
+      requireNonNull(reason, "reason");
+    }
+  }
+
   private final String service;
   private final ImmutableList<ServiceInstance> instances;
+  private final ImmutableList<MalformedKey> malformed;
   private final long revision;
   @Nullable private final Instant staleSince;
 
   Snapshot(String service, List<ServiceInstance> instances, long revision, @Nullable Instant staleSince) {
+    this(service, instances, List.of(), revision, staleSince);
+  }
+
+  Snapshot(
+      String service,
+      List<ServiceInstance> instances,
+      List<MalformedKey> malformed,
+      long revision,
+      @Nullable Instant staleSince) {
     this.service = requireNonNull(service, "service");
     this.instances = ImmutableList.copyOf(instances);
+    this.malformed = ImmutableList.copyOf(malformed);
     this.revision = revision;
     this.staleSince = staleSince;
   }
@@ -41,6 +76,16 @@ public final class Snapshot {
   /** The instances, sorted by address; empty only when etcd says the service has none. */
   public List<ServiceInstance> instances() {
     return instances;
+  }
+
+  /**
+   * The keys of this service currently holding a value that cannot be read, sorted by key (by
+   * {@link String#compareTo}); empty when every value is good. A key leaves the list when it is
+   * deleted or rewritten with a good value. The watcher warns about each one once per version and
+   * counts it ({@link ServiceWatcher#malformedCount()}).
+   */
+  public List<MalformedKey> malformed() {
+    return malformed;
   }
 
   /** The etcd revision this snapshot reflects (the listing's header or the last event seen). */
@@ -65,9 +110,16 @@ public final class Snapshot {
         : Duration.between(staleSince, now);
   }
 
-  /** Same instances as {@code other}, whatever the revision or staleness. */
+  /** Same instances as {@code other}, whatever the revision, staleness or malformed keys. */
   public boolean sameInstances(@Nullable Snapshot other) {
     return other != null && other.instances.equals(instances);
+  }
+
+  /** Same instances, malformed keys and staleness as {@code other}, whatever the revision. */
+  boolean sameView(@Nullable Snapshot other) {
+    return sameInstances(other)
+        && other.malformed.equals(malformed)
+        && Objects.equals(other.staleSince, staleSince);
   }
 
   @Override
@@ -76,17 +128,19 @@ public final class Snapshot {
         && s.service.equals(service)
         && s.revision == revision
         && s.instances.equals(instances)
+        && s.malformed.equals(malformed)
         && Objects.equals(s.staleSince, staleSince);
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(service, instances, revision, staleSince);
+    return Objects.hash(service, instances, malformed, revision, staleSince);
   }
 
   @Override
   public String toString() {
     return "Snapshot{service=" + service + ", revision=" + revision + ", instances="
-        + instances.size() + (staleSince != null ? ", staleSince=" + staleSince : "") + "}";
+        + instances.size() + (malformed.isEmpty() ? "" : ", malformed=" + malformed.size())
+        + (staleSince != null ? ", staleSince=" + staleSince : "") + "}";
   }
 }

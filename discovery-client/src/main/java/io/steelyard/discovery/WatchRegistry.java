@@ -3,23 +3,23 @@ package io.steelyard.discovery;
 import static java.util.Objects.requireNonNull;
 
 import com.google.common.annotations.VisibleForTesting;
-import io.etcd.jetcd.Client;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.KeyLayout;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.Executor;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Function;
 import javax.annotation.concurrent.GuardedBy;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The process-wide share of etcd clients and watchers: one jetcd {@link Client} per
+ * The process-wide share of etcd clients and watchers: one etcd client ({@link SharedClient}) per
  * {@link EtcdConnection}, one {@link PrefixWatcher} per (connection, layout, service, timings),
  * each reference-counted and closed when its last user leaves.
  *
@@ -30,75 +30,39 @@ final class WatchRegistry {
 
   private static final Logger logger = LoggerFactory.getLogger(WatchRegistry.class);
 
-  static final WatchRegistry SHARED = new WatchRegistry(Scheduler.shared(), new Random(), command -> {
-    Thread t = new Thread(command, "steelyard-discovery-close");
-    t.setDaemon(true);
-    t.start();
-  });
+  /**
+   * The registry of the process, behind every {@code etcd:} channel, {@link ServiceWatcher} and
+   * {@link DiscoveryStats}: the one piece of process-wide state of this module. Its watchers run
+   * on one daemon thread, {@code steelyard-discovery}.
+   */
+  static final WatchRegistry SHARED = newShared();
+
+  private static WatchRegistry newShared() {
+    Scheduler scheduler = Scheduler.newDaemon("steelyard-discovery");
+    Executor closer = command -> {
+      Thread t = new Thread(command, "steelyard-discovery-close");
+      t.setDaemon(true);
+      t.start();
+    };
+    return new WatchRegistry(
+        scheduler, new Random(), closer, connection -> RenewingClient.of(connection, scheduler, closer));
+  }
+
+  /** A connection's client as its watchers share it; closed when the last of them leaves. */
+  interface SharedClient extends PrefixWatcher.ClientSource {
+    /** Closes the client for good; may block for a moment, so the registry calls it on its closer. */
+    void close();
+  }
 
   private record WatchKey(EtcdConnection connection, KeyLayout layout, String service, WatcherConfig config) {}
 
-  /** Minimum time between two replacements of one connection's client. */
-  static final long MIN_RENEW_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
+  /** One connection's shared client and how many watchers use it. */
+  private static final class ClientRef {
+    final SharedClient client;
+    int users;
 
-  /** One connection's shared client; replaced by {@link #renew} when it keeps failing. */
-  private final class ClientRef implements PrefixWatcher.ClientSource {
-    final EtcdConnection connection;
-    @GuardedBy("WatchRegistry.this") int users;
-    private volatile Client client;
-    @GuardedBy("this") private boolean released;
-    @GuardedBy("this") private long lastRenewNanos;
-
-    ClientRef(EtcdConnection connection) {
-      this.connection = connection;
-      this.client = connection.connect();
-      this.lastRenewNanos = scheduler.nanoTime();
-    }
-
-    @Override
-    public Client client() {
-      return client;
-    }
-
-    @Override
-    public void renew(Client failed) {
-      synchronized (this) {
-        long now = scheduler.nanoTime();
-        if (released || client != failed || now - lastRenewNanos < MIN_RENEW_INTERVAL_NANOS) {
-          return;
-        }
-        try {
-          client = connection.connect();
-        } catch (RuntimeException e) {
-          logger.warn("Cannot build a fresh etcd client for {}; keeping the old one", connection, e);
-          return;
-        }
-        lastRenewNanos = now;
-      }
-      logger.debug("etcd at {} keeps failing; replaced the shared client to reconnect at once",
-          connection.endpointsString());
-      closeLater(failed);
-    }
-
-    /** The last user left: close the client for good. */
-    void release() {
-      Client c;
-      synchronized (this) {
-        released = true;
-        c = client;
-      }
-      closeLater(c);
-    }
-
-    private void closeLater(Client c) {
-      // After already queued watcher tasks (e.g. a close), so watches are cancelled first.
-      scheduler.execute(() -> closer.execute(() -> {
-        try {
-          c.close();
-        } catch (RuntimeException e) {
-          logger.debug("Closing an etcd client of {} failed", connection, e);
-        }
-      }));
+    ClientRef(SharedClient client) {
+      this.client = client;
     }
   }
 
@@ -114,6 +78,8 @@ final class WatchRegistry {
   private final Scheduler scheduler;
   private final Random random;
   private final Executor closer;
+  private final Function<EtcdConnection, SharedClient> connector;
+  private final WatchStats stats = new WatchStats();
 
   @GuardedBy("this")
   private final Map<EtcdConnection, ClientRef> clients = new HashMap<>();
@@ -121,10 +87,21 @@ final class WatchRegistry {
   @GuardedBy("this")
   private final Map<WatchKey, WatcherRef> watchers = new HashMap<>();
 
-  WatchRegistry(Scheduler scheduler, Random random, Executor closer) {
+  /**
+   * @param scheduler where every watcher of this registry runs, and its clock
+   * @param closer runs client closes, which may block briefly
+   * @param connector makes the shared client of a connection; called with this registry's lock
+   *     held, so it must not wait for etcd (jetcd connects lazily)
+   */
+  WatchRegistry(
+      Scheduler scheduler,
+      Random random,
+      Executor closer,
+      Function<EtcdConnection, SharedClient> connector) {
     this.scheduler = scheduler;
     this.random = random;
     this.closer = closer;
+    this.connector = connector;
   }
 
   /** A listener's hold on a shared watcher; closing it releases the watcher and its client. */
@@ -148,7 +125,7 @@ final class WatchRegistry {
       KeyLayout layout,
       String service,
       WatcherConfig config,
-      ServiceWatcher.Listener listener) {
+      WatchListener listener) {
     requireNonNull(connection, "connection");
     requireNonNull(layout, "layout");
     requireNonNull(listener, "listener");
@@ -161,16 +138,16 @@ final class WatchRegistry {
       if (ref == null) {
         ClientRef c = clients.get(connection);
         if (c == null) {
-          c = new ClientRef(connection);
+          c = new ClientRef(connector.apply(connection));
           clients.put(connection, c);
-          DiscoveryStats.ETCD_CLIENTS.incrementAndGet();
+          stats.etcdClients.incrementAndGet();
           logger.debug("Connected a shared etcd client to {}", connection);
         }
         c.users++;
         ref = new WatcherRef(new PrefixWatcher(
-            c, connection.endpointsString(), layout, service, config, scheduler, random));
+            c.client, connection.endpointsString(), layout, service, config, scheduler, random, stats));
         watchers.put(key, ref);
-        DiscoveryStats.ACTIVE_WATCHES.incrementAndGet();
+        stats.activeWatches.incrementAndGet();
         created = true;
       }
       ref.users++;
@@ -207,26 +184,50 @@ final class WatchRegistry {
         return;
       }
       watchers.remove(key);
-      DiscoveryStats.ACTIVE_WATCHES.decrementAndGet();
+      stats.activeWatches.decrementAndGet();
       toStop = ref.watcher;
       ClientRef c = clients.get(key.connection());
       if (c != null && --c.users == 0) {
         clients.remove(key.connection());
-        DiscoveryStats.ETCD_CLIENTS.decrementAndGet();
+        stats.etcdClients.decrementAndGet();
         toClose = c;
       }
     }
     toStop.close();
     if (toClose != null) {
-      toClose.release();
+      SharedClient client = toClose.client;
+      // After the watcher's close, already queued, so its watch is cancelled first.
+      scheduler.execute(() -> closer.execute(() -> {
+        try {
+          client.close();
+        } catch (RuntimeException e) {
+          logger.debug("Closing the etcd client of {} failed", key.connection(), e);
+        }
+      }));
     }
   }
 
-  /** Every live watcher, for stats. */
-  synchronized List<PrefixWatcher> watchers() {
-    List<PrefixWatcher> out = new ArrayList<>(watchers.size());
-    watchers.values().forEach(r -> out.add(r.watcher));
-    return out;
+  /** This registry's counters; any thread. */
+  WatchStats stats() {
+    return stats;
+  }
+
+  /** How long the stalest watcher has been stale, by the scheduler's clock; any thread. */
+  Duration maxStaleness() {
+    List<PrefixWatcher> live;
+    synchronized (this) {
+      live = new ArrayList<>(watchers.size());
+      watchers.values().forEach(r -> live.add(r.watcher));
+    }
+    long now = scheduler.currentTimeMillis();
+    long max = 0;
+    for (PrefixWatcher w : live) {
+      long since = w.staleSinceMillis();
+      if (since != 0) {
+        max = Math.max(max, now - since);
+      }
+    }
+    return Duration.ofMillis(max);
   }
 
   @VisibleForTesting

@@ -3,6 +3,7 @@ package io.steelyard.discovery;
 import static com.google.common.base.Preconditions.checkArgument;
 
 import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Timings of a watcher. Part of the sharing key: channels asking for different timings get
@@ -15,19 +16,17 @@ record WatcherConfig(
     long backoffMaxNanos,
     long listTimeoutNanos) {
 
-  static final long DEFAULT_DEBOUNCE_NANOS = Duration.ofMillis(10).toNanos();
-  static final long DEFAULT_RELIST_INTERVAL_NANOS = Duration.ofMinutes(5).toNanos();
-  static final long DEFAULT_BACKOFF_INITIAL_NANOS = Duration.ofMillis(200).toNanos();
-  static final long DEFAULT_BACKOFF_MAX_NANOS = Duration.ofSeconds(5).toNanos();
-  static final long DEFAULT_LIST_TIMEOUT_NANOS = Duration.ofSeconds(5).toNanos();
+  /** How long a listing, or a watch's confirmation, may take before the attempt counts as failed. */
+  static final long LIST_TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(5);
 
+  /** The defaults, as published (with their units) on {@link ServiceWatcher}. */
   static final WatcherConfig DEFAULTS =
       new WatcherConfig(
-          DEFAULT_DEBOUNCE_NANOS,
-          DEFAULT_RELIST_INTERVAL_NANOS,
-          DEFAULT_BACKOFF_INITIAL_NANOS,
-          DEFAULT_BACKOFF_MAX_NANOS,
-          DEFAULT_LIST_TIMEOUT_NANOS);
+          TimeUnit.MILLISECONDS.toNanos(ServiceWatcher.DEFAULT_DEBOUNCE_MILLIS),
+          TimeUnit.MINUTES.toNanos(ServiceWatcher.DEFAULT_RELIST_INTERVAL_MINUTES),
+          TimeUnit.MILLISECONDS.toNanos(ServiceWatcher.DEFAULT_BACKOFF_INITIAL_MILLIS),
+          TimeUnit.MILLISECONDS.toNanos(ServiceWatcher.DEFAULT_BACKOFF_MAX_MILLIS),
+          LIST_TIMEOUT_NANOS);
 
   WatcherConfig {
     checkArgument(debounceNanos >= 0, "debounce: %sns (expected: >= 0)", debounceNanos);

@@ -72,9 +72,12 @@ class ClusterFailoverIT {
       compact(others, last);
 
       only.start();
+      // Which re-list gets there depends on timing: the resumed watch finds its revision
+      // compacted, or (calls fail at once while the member is down, see EtcdConnection) the
+      // watcher gave up resuming after RELIST_AFTER_WATCH_FAILURES and lists afresh. Either way
+      // the state is right, and the compaction path itself is PrefixWatcherTest's.
       await().atMost(Duration.ofSeconds(30))
           .until(() -> List.of("7002", "7003").equals(ports(w)) && !w.current().isStale());
-      assertThat(w.watcher().compactionRelists()).isGreaterThanOrEqualTo(1);
     }
   }
 

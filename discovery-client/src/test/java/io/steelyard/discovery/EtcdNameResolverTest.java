@@ -1,20 +1,24 @@
 package io.steelyard.discovery;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.grpc.EquivalentAddressGroup;
 import io.grpc.NameResolver;
 import io.grpc.Status;
 import io.grpc.SynchronizationContext;
 import io.steelyard.balancer.EndpointWeights;
+import io.steelyard.registry.RegistryException;
 import io.steelyard.registry.ServiceInstance;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 
@@ -24,10 +28,11 @@ class EtcdNameResolverTest {
       new SynchronizationContext((t, e) -> {
         throw new AssertionError(e);
       });
-  private final List<List<EquivalentAddressGroup>> results = new ArrayList<>();
+  // Appended from the DNS fallback thread in one test.
+  private final List<List<EquivalentAddressGroup>> results = new CopyOnWriteArrayList<>();
   private final List<Status> errors = new ArrayList<>();
   private final AtomicBoolean released = new AtomicBoolean();
-  private ServiceWatcher.Listener source;
+  private WatchListener source;
 
   private final NameResolver.Listener2 listener = new NameResolver.Listener2() {
     @Override
@@ -50,7 +55,9 @@ class EtcdNameResolverTest {
   private final EtcdNameResolver resolver = new EtcdNameResolver("greeter", "service greeter", l -> {
     source = l;
     return () -> released.set(true);
-  }, syncContext);
+  }, syncContext, task -> {
+    throw new AssertionError("IP literals need no lookup");
+  });
 
   private static Snapshot snapshot(long rev, Instant staleSince, ServiceInstance... instances) {
     return new Snapshot("greeter", List.of(instances), rev, staleSince);
@@ -114,6 +121,19 @@ class EtcdNameResolverTest {
   }
 
   @Test
+  void withoutAnOffloadExecutorLookupsRunOnTheirOwnDaemonThread() {
+    EtcdNameResolver noOffload = new EtcdNameResolver("greeter", "service greeter", l -> {
+      source = l;
+      return () -> {};
+    }, syncContext, null);
+    syncContext.execute(() -> noOffload.start(listener));
+    source.onSnapshot(snapshot(3, null, ServiceInstance.of("greeter", "localhost:50051", 1)));
+    await().atMost(Duration.ofSeconds(10)).until(() -> results.size() == 1);
+    assertThat(results.get(0)).singleElement().satisfies(eag -> assertThat(eag.getAddresses())
+        .allSatisfy(sa -> assertThat(((InetSocketAddress) sa).getAddress().isLoopbackAddress()).isTrue()));
+  }
+
+  @Test
   void staleSnapshotWithTheSameInstancesIsNotPushedAgain() {
     start();
     ServiceInstance a = ServiceInstance.of("greeter", "10.0.0.1:1", 1);
@@ -132,6 +152,20 @@ class EtcdNameResolverTest {
       assertThat(s.getCode()).isEqualTo(Status.Code.UNAVAILABLE);
       assertThat(s.getDescription()).contains("service greeter");
       assertThat(s.getCause()).hasMessage("connection refused");
+    });
+  }
+
+  @Test
+  void aRefusalBeforeAnyListIsNamedAsARefusalNotUnreachability() {
+    start();
+    source.onUnavailable(new RegistryException(RegistryException.Kind.PERMISSION_DENIED,
+        "etcd refused list /services/greeter/: permission denied (PERMISSION_DENIED)", null));
+    assertThat(errors).singleElement().satisfies(s -> {
+      assertThat(s.getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+      assertThat(s.getDescription())
+          .startsWith("etcd refused to list service greeter: ")
+          .contains("permission denied")
+          .doesNotContain("unreachable");
     });
   }
 

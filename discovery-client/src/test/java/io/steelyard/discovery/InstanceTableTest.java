@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.steelyard.registry.KeyLayout;
 import io.steelyard.registry.ServiceInstance;
 import java.util.Arrays;
-import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
@@ -16,7 +16,7 @@ class InstanceTableTest {
   private static final String P = "/services/greeter/";
   private final AtomicLong malformed = new AtomicLong();
   private final InstanceTable table =
-      new InstanceTable("greeter", KeyLayout.defaults(), "http://etcd:2379", malformed);
+      new InstanceTable("greeter", KeyLayout.defaults(), "http://etcd:2379", malformed::incrementAndGet);
 
   private static byte[] v(String s) {
     return s.getBytes(UTF_8);
@@ -56,12 +56,12 @@ class InstanceTableTest {
     };
     Arrays.fill(garbage[6], (byte) 'x');
     for (int i = 0; i < garbage.length; i++) {
-      assertThat(table.put(P + "bad" + i, garbage[i], 10 + i)).isFalse();
+      assertThat(table.put(P + "bad" + i, garbage[i], 10 + i)).as("a new malformed key is news").isTrue();
     }
     assertThat(malformed).hasValue(garbage.length);
-    // A re-list sees the same versions again: no new warning, no new count.
+    // A re-list sees the same versions again: no new warning, no new count, no change.
     for (int i = 0; i < garbage.length; i++) {
-      table.put(P + "bad" + i, garbage[i], 10 + i);
+      assertThat(table.put(P + "bad" + i, garbage[i], 10 + i)).isFalse();
     }
     assertThat(malformed).hasValue(garbage.length);
     // A new version of a bad key counts again.
@@ -81,9 +81,9 @@ class InstanceTableTest {
   void replaceAllDiffsAgainstTheKnownSet() {
     table.put(P + "a", v("10.0.0.1:1|1"), 2);
     table.put(P + "b", v("10.0.0.2:1|1"), 3);
-    Map<String, InstanceTable.KeyedValue> listing = new LinkedHashMap<>();
-    listing.put(P + "b", new InstanceTable.KeyedValue(v("10.0.0.2:1|1"), 3));
-    listing.put(P + "c", new InstanceTable.KeyedValue(v("10.0.0.3:1|4"), 9));
+    List<EtcdReader.KeyVersion> listing = List.of(
+        new EtcdReader.KeyVersion(P + "b", v("10.0.0.2:1|1"), 3),
+        new EtcdReader.KeyVersion(P + "c", v("10.0.0.3:1|4"), 9));
     assertThat(table.replaceAll(listing)).isTrue();
     assertThat(instances()).extracting(ServiceInstance::address).containsExactly("10.0.0.2:1", "10.0.0.3:1");
     assertThat(table.replaceAll(listing)).isFalse();
@@ -110,5 +110,29 @@ class InstanceTableTest {
     assertThat(instances()).containsExactly(
         new ServiceInstance("greeter", "10.0.0.1:1", 5, Map.of("zone", "a")),
         ServiceInstance.of("greeter", "10.0.0.2:1", 1));
+  }
+
+  @Test
+  void malformedKeysAreListedSortedByKeyWithAQuotedReasonUntilDeletedOrRepaired() {
+    table.put(P + "b", v("10.0.0.1:1|abc"), 2);
+    table.put(P + "a\nforged", v("127.0.0.1:7\n|1"), 3);
+    table.put(P + "good", v("10.0.0.9:9|1"), 4);
+    Snapshot s = table.snapshot(4, null);
+    assertThat(s.instances()).containsExactly(ServiceInstance.of("greeter", "10.0.0.9:9", 1));
+    assertThat(s.malformed()).extracting(Snapshot.MalformedKey::key)
+        .containsExactly(P + "a\nforged", P + "b");
+    assertThat(s.malformed().get(1).reason())
+        .isEqualTo("'pipe value: weight 'abc' (expected: an integer 0..1000000)'");
+    assertThat(s.malformed()).allSatisfy(m -> assertThat(m.reason()).doesNotContain("\n").startsWith("'"));
+
+    assertThat(table.put(P + "b", v("10.0.0.2:1|3"), 5)).isTrue(); // repaired
+    assertThat(table.remove(P + "a\nforged")).isTrue(); // deleted
+    assertThat(table.snapshot(6, null).malformed()).isEmpty();
+  }
+
+  @Test
+  void aNewVersionOfAKeyWithTheSameReasonIsNoChange() {
+    table.put(P + "b", v("10.0.0.1:1|abc"), 2);
+    assertThat(table.put(P + "b", v("10.0.0.1:1|abc"), 3)).isFalse();
   }
 }

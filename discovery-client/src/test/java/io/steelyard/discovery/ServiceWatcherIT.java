@@ -14,6 +14,7 @@ import io.grpc.Status;
 import io.steelyard.balancer.EndpointWeights;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.KeyLayout;
+import io.steelyard.registry.internal.EtcdCalls;
 import io.steelyard.registry.ServiceInstance;
 import io.steelyard.testkit.EtcdCluster;
 import io.steelyard.testkit.grpc.RecordingLoadBalancerProvider;
@@ -22,8 +23,14 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Function;
+import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -56,7 +63,6 @@ class ServiceWatcherIT {
 
   @AfterEach
   void closeChannels() throws InterruptedException {
-    PrefixWatcher.afterListHook = null;
     for (ManagedChannel c : channels) {
       c.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
     }
@@ -121,21 +127,45 @@ class ServiceWatcherIT {
   }
 
   @Test
-  void eventsWrittenBetweenTheListAndTheWatchAreNotLost() {
+  void eventsWrittenBetweenTheListAndTheWatchAreNotLost() throws Exception {
     put(writer, key("gap", 7001), "127.0.0.1:7001|1");
     AtomicBoolean wroteInTheWindow = new AtomicBoolean();
-    PrefixWatcher.afterListHook = (service, revision) -> {
-      if (service.equals("gap") && wroteInTheWindow.compareAndSet(false, true)) {
-        // Listing done, watch not started yet: a watch from "now" would miss all three.
-        put(writer, key("gap", 7002), "127.0.0.1:7002|2");
-        delete(writer, key("gap", 7001));
-        put(writer, key("gap", 7003), "127.0.0.1:7003|3");
+    // A reader that writes when the watcher asks it to watch: the listing is done, the watch
+    // not started yet, so a watch from "now" would miss all three writes. The rest is the
+    // production stack (RenewingClient, JetcdReader) on a registry of the test's own.
+    Function<EtcdReader, EtcdReader> writingInTheWindow = real -> new EtcdReader() {
+      @Override
+      public CompletableFuture<Listing> list(String prefix) {
+        return real.list(prefix);
+      }
+
+      @Override
+      public Watching watch(String prefix, long fromRevision, WatchCallbacks callbacks) {
+        if (wroteInTheWindow.compareAndSet(false, true)) {
+          put(writer, key("gap", 7002), "127.0.0.1:7002|2");
+          delete(writer, key("gap", 7001));
+          put(writer, key("gap", 7003), "127.0.0.1:7003|3");
+        }
+        return real.watch(prefix, fromRevision, callbacks);
       }
     };
-    try (ServiceWatcher w = ServiceWatcher.open(
-        EtcdConnection.of(etcd.endpoints()), KeyLayout.defaults(), "gap", s -> {})) {
+    ScheduledExecutorService thread = Executors.newSingleThreadScheduledExecutor();
+    Scheduler scheduler = Scheduler.of(thread);
+    EtcdCalls calls = new EtcdCalls(Duration.ofSeconds(5), scheduler::schedule);
+    WatchRegistry registry = new WatchRegistry(scheduler, new Random(), Runnable::run, connection ->
+        new RenewingClient(
+            RenewingClient.renewable(connection, scheduler, Runnable::run),
+            client -> writingInTheWindow.apply(new JetcdReader(client, calls))));
+    try (ServiceWatcher w = ServiceWatcher.builder(EtcdConnection.of(etcd.endpoints()), "gap")
+        .open(registry, s -> {})) {
       await().atMost(Duration.ofSeconds(10)).until(() -> List.of("7002|2", "7003|3").equals(ports(w)));
       assertThat(wroteInTheWindow).isTrue();
+    } finally {
+      // The watcher's close and the client's close (closer: Runnable::run) are queued on the
+      // thread; once a task behind them ran, only the cancelled timers are left.
+      thread.submit(() -> {}).get(10, TimeUnit.SECONDS);
+      thread.shutdownNow();
+      assertThat(registry.clientCount()).isZero();
     }
   }
 
@@ -160,13 +190,29 @@ class ServiceWatcherIT {
         EtcdConnection.of(etcd.endpoints()), KeyLayout.defaults(), "junk", s -> {})) {
       await().atMost(Duration.ofSeconds(10)).until(() -> List.of("7001|4").equals(ports(w)));
       assertThat(w.malformedCount()).isEqualTo(garbage.size());
+      assertThat(w.current().malformed()).extracting(Snapshot.MalformedKey::key)
+          .containsExactly(IntStream.range(0, garbage.size()).mapToObj(i -> "/services/junk/bad" + i)
+              .toArray(String[]::new));
+      assertThat(w.current().malformed().get(0).reason()).isEqualTo("'value is not valid UTF-8'");
+      assertThat(w.current().malformed().get(6).reason()).startsWith("'value of 1048576 bytes");
 
       // Through the watch path too, and a good change right behind it still flows.
-      put(writer, "/services/junk/bad-live", "127.0.0.1:7010|x");
+      put(writer, "/services/junk/bad-live\nWARN forged", "127.0.0.1:7010|x");
       put(writer, key("junk", 7002), "127.0.0.1:7002|1");
       await().atMost(Duration.ofSeconds(5)).until(() -> List.of("7001|4", "7002|1").equals(ports(w)));
       assertThat(w.malformedCount()).isEqualTo(garbage.size() + 1);
       assertThat(DiscoveryStats.malformedValues() - before).isEqualTo(garbage.size() + 1);
+      assertThat(w.current().malformed()).hasSize(garbage.size() + 1)
+          .anySatisfy(m -> {
+            assertThat(m.key()).isEqualTo("/services/junk/bad-live\nWARN forged"); // as stored
+            assertThat(m.reason()).isEqualTo("'pipe value: weight 'x' (expected: an integer 0..1000000)'");
+          });
+
+      // Deleted or repaired, a key leaves the list, and listeners hear about it.
+      delete(writer, "/services/junk/bad0");
+      put(writer, "/services/junk/bad1", "127.0.0.1:7003|2");
+      await().atMost(Duration.ofSeconds(5)).until(() -> w.current().malformed().size() == garbage.size() - 1);
+      assertThat(ports(w)).containsExactly("7001|4", "7002|1", "7003|2");
     }
   }
 

@@ -26,6 +26,7 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -144,9 +145,15 @@ class StaleServingIT {
     try (Client writer = EtcdConnection.of(etcd.endpoints()).connect()) {
       put(writer, "/services/byname/localhost:" + port, "localhost:" + port + "|1");
     }
+    AtomicInteger offloaded = new AtomicInteger();
+    ExecutorService offload = Executors.newSingleThreadExecutor();
     channel = Grpc.newChannelBuilder(
             "etcd://" + etcd.endpoints().replace("http://", "") + "/byname", InsecureChannelCredentials.create())
         .defaultLoadBalancingPolicy("round_robin")
+        .offloadExecutor(task -> {
+          offloaded.incrementAndGet();
+          offload.execute(task);
+        })
         .build();
     HealthCheckResponse r = HealthGrpc.newBlockingStub(channel)
         .withWaitForReady()
@@ -154,5 +161,8 @@ class StaleServingIT {
         .check(HealthCheckRequest.getDefaultInstance());
     assertThat(r.getStatus()).isEqualTo(HealthCheckResponse.ServingStatus.SERVING);
     assertThat(served.get(0)).hasValue(1);
+    // The lookup ran on the channel's offload executor, as grpc's own DNS resolver does.
+    assertThat(offloaded.get()).isPositive();
+    offload.shutdown();
   }
 }

@@ -25,6 +25,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -51,10 +52,7 @@ import picocli.CommandLine.Option;
     })
 final class GreeterClientMain implements Callable<Integer> {
 
-  @Option(names = "--endpoints", paramLabel = "URLS",
-      description = "etcd endpoints, comma-separated (default: $STEELYARD_ETCD_ENDPOINTS or "
-          + EtcdConnection.DEFAULT_ENDPOINTS + ")")
-  String endpoints = EtcdConnection.endpointsFrom(System.getenv());
+  @Mixin EtcdOptions etcdOptions = new EtcdOptions();
 
   @Option(names = "--service", paramLabel = "NAME", description = "service name (default: ${DEFAULT-VALUE})")
   String service = "greeter";
@@ -120,7 +118,7 @@ final class GreeterClientMain implements Callable<Integer> {
     EtcdConnection etcd;
     try {
       layout = KeyLayout.of(prefix);
-      etcd = EtcdConnection.of(endpoints);
+      etcd = etcdOptions.connection();
       Validation.checkServiceName(service);
     } catch (IllegalArgumentException e) {
       return usage(e.getMessage());
@@ -374,6 +372,7 @@ final class GreeterClientMain implements Callable<Integer> {
   }
 
   public static void main(String[] args) {
+    Logging.routeJulToSlf4j();
     CommandLine cli = new CommandLine(new GreeterClientMain());
     cli.setParameterExceptionHandler(
         (ex, a) -> {

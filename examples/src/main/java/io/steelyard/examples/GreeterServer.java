@@ -128,7 +128,7 @@ public final class GreeterServer implements AutoCloseable {
    */
   private RegisteredServer register(Server s, String self) {
     ServiceRegistration registration =
-        ServiceRegistration.builder(EtcdConnection.of(config.endpoints), config.service, self)
+        ServiceRegistration.builder(config.connection, config.service, self)
             .weight(config.weight)
             .ttl(config.ttl)
             .build();
@@ -145,11 +145,18 @@ public final class GreeterServer implements AutoCloseable {
       // findable, so wait (bounded) for the key to be in etcd.
       registration.registered().get(config.registerTimeout.toMillis(), TimeUnit.MILLISECONDS);
       return rs;
-    } catch (IOException | ExecutionException | TimeoutException | RuntimeException e) {
+    } catch (ExecutionException e) {
+      registration.close();
+      s.shutdownNow();
+      // etcd refused (permission, credentials, TLS): its one-line reason says what to fix.
+      throw new IllegalStateException(
+          "cannot register " + self + " as " + config.service + ": "
+              + (e.getCause() != null ? e.getCause().getMessage() : e.getMessage()), e);
+    } catch (IOException | TimeoutException | RuntimeException e) {
       registration.close();
       s.shutdownNow();
       throw new IllegalStateException(
-          "cannot register " + self + " as " + config.service + " in etcd at " + config.endpoints
+          "cannot register " + self + " as " + config.service + " in etcd at " + config.connection.endpointsString()
               + " within " + Durations.format(config.registerTimeout) + ": " + e, e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
@@ -182,7 +189,7 @@ public final class GreeterServer implements AutoCloseable {
     }
   }
 
-  /** Rewrites this server's weight in etcd, on the same lease. */
+  /** Rewrites this server's weight in etcd, on the same lease, and waits for etcd's answer. */
   public void setWeight(int weight) {
     Validation.checkWeight(weight);
     RegisteredServer r;
@@ -190,7 +197,7 @@ public final class GreeterServer implements AutoCloseable {
       checkState(registered != null, "setWeight: not registered");
       r = registered;
     }
-    r.registration().setWeight(weight);
+    r.registration().setWeightAndWait(weight);
   }
 
   /** {@code SayHello} calls answered so far. */
@@ -298,7 +305,7 @@ public final class GreeterServer implements AutoCloseable {
 
   /** Configuration; every setting has a default except what etcd needs. */
   public static final class Builder {
-    String endpoints = EtcdConnection.endpointsFrom(System.getenv());
+    EtcdConnection connection = EtcdConnection.fromEnvironment();
     String service = "greeter";
     String host = DEFAULT_HOST;
     int port = 0;
@@ -311,10 +318,14 @@ public final class GreeterServer implements AutoCloseable {
 
     Builder() {}
 
-    /** etcd endpoints, comma-separated URLs; default {@code STEELYARD_ETCD_ENDPOINTS}. */
+    /** etcd endpoints, comma-separated URLs, without auth or TLS; default {@code STEELYARD_ETCD_ENDPOINTS}. */
     public Builder endpoints(String endpoints) {
-      EtcdConnection.parseEndpoints(endpoints);
-      this.endpoints = endpoints;
+      return connection(EtcdConnection.of(endpoints));
+    }
+
+    /** How to reach etcd, with auth and TLS as needed; default {@code STEELYARD_ETCD_ENDPOINTS}. */
+    public Builder connection(EtcdConnection connection) {
+      this.connection = requireNonNull(connection, "connection");
       return this;
     }
 

@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -29,10 +30,7 @@ import picocli.CommandLine.Option;
     })
 final class GreeterServerMain implements Callable<Integer> {
 
-  @Option(names = "--endpoints", paramLabel = "URLS",
-      description = "etcd endpoints, comma-separated (default: $STEELYARD_ETCD_ENDPOINTS or "
-          + EtcdConnection.DEFAULT_ENDPOINTS + ")")
-  String endpoints = EtcdConnection.endpointsFrom(System.getenv());
+  @Mixin EtcdOptions etcdOptions = new EtcdOptions();
 
   @Option(names = "--service", paramLabel = "NAME", description = "service name (default: ${DEFAULT-VALUE})")
   String service = "greeter";
@@ -69,7 +67,7 @@ final class GreeterServerMain implements Callable<Integer> {
     try {
       b =
           GreeterServer.builder()
-              .endpoints(endpoints)
+              .connection(etcdOptions.connection())
               .service(service)
               .host(host)
               .port(port)
@@ -98,6 +96,7 @@ final class GreeterServerMain implements Callable<Integer> {
   }
 
   public static void main(String[] args) {
+    Logging.routeJulToSlf4j();
     CommandLine cli = new CommandLine(new GreeterServerMain());
     cli.setParameterExceptionHandler(
         (ex, a) -> {

@@ -20,7 +20,7 @@ import java.util.regex.Pattern;
  * A greeter server in its own JVM ({@code GreeterServerMain}), for the one thing an in-process
  * server cannot do: die by SIGKILL, with its lease still alive in etcd.
  */
-final class ChildGreeter implements AutoCloseable {
+public final class ChildGreeter implements AutoCloseable {
 
   private static final Pattern READY = Pattern.compile("^READY address=(\\S+) service=(\\S+) weight=(\\d+)$");
 
@@ -33,7 +33,7 @@ final class ChildGreeter implements AutoCloseable {
   }
 
   /** Starts {@code GreeterServerMain} with {@code args} and waits for its READY line. */
-  static ChildGreeter start(String... args) throws IOException, InterruptedException {
+  public static ChildGreeter start(String... args) throws IOException, InterruptedException {
     return startMain("io.steelyard.examples.GreeterServerMain", args);
   }
 
@@ -77,7 +77,7 @@ final class ChildGreeter implements AutoCloseable {
     }
   }
 
-  String address() {
+  public String address() {
     return address;
   }
 
@@ -86,7 +86,7 @@ final class ChildGreeter implements AutoCloseable {
   }
 
   /** SIGKILL, as a crash: no deregistration, the lease lives on until its TTL. */
-  void kill() throws InterruptedException {
+  public void kill() throws InterruptedException {
     process.destroyForcibly();
     process.waitFor(10, TimeUnit.SECONDS);
   }

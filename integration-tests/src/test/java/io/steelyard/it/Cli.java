@@ -11,9 +11,9 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /** The {@code steelyard} CLI ({@code SteelyardCli}) in a child JVM, as an operator runs it. */
-final class Cli {
+public final class Cli {
 
-  static final String MAIN = "io.steelyard.agent.cli.SteelyardCli";
+  static final String MAIN = "io.steelyard.cli.SteelyardCli";
 
   /** The outcome of one command. */
   record Result(int exitCode, String stdout, String stderr) {}
@@ -43,6 +43,14 @@ final class Cli {
         .start();
   }
 
+  /** Starts a long-running command whose stdout goes to {@code stdout}; the caller stops it. */
+  public static Process startCapturing(String endpoints, Path stdout, String... args) throws IOException {
+    return builder(endpoints, args)
+        .redirectOutput(stdout.toFile())
+        .redirectError(Path.of("target", "cli-" + System.nanoTime() + ".err").toFile())
+        .start();
+  }
+
   private static ProcessBuilder builder(String endpoints, String... args) {
     List<String> cmd = new ArrayList<>();
     cmd.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
@@ -53,6 +61,10 @@ final class Cli {
     cmd.add(MAIN);
     cmd.add("--endpoints");
     cmd.add(endpoints);
+    // Not what these tests are about, and a cold JVM on a loaded 2-core box was seen to need
+    // more than the default 5 s for its first etcd call; still well inside run()'s 60 s bound.
+    cmd.add("--timeout");
+    cmd.add("30s");
     cmd.addAll(List.of(args));
     return new ProcessBuilder(cmd);
   }

@@ -9,6 +9,7 @@ import com.google.common.collect.ImmutableList;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.ClientBuilder;
+import io.steelyard.registry.internal.SchemeMismatch;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
@@ -45,6 +46,21 @@ public final class EtcdConnection {
 
   /** Default connect timeout, in milliseconds: {@value}. */
   public static final long DEFAULT_CONNECT_TIMEOUT_MILLIS = 5_000;
+
+  /**
+   * Interval of HTTP/2 keepalive pings on a connection with calls in flight: at least etcd's
+   * {@code --grpc-keepalive-min-time} (default 5 s), or etcd answers with GOAWAY.
+   */
+  static final Duration KEEPALIVE_TIME = Duration.ofSeconds(10);
+
+  /** How long a keepalive ping may go unanswered before the connection is declared dead. */
+  static final Duration KEEPALIVE_TIMEOUT = Duration.ofSeconds(5);
+
+  /** First delay of jetcd's own retries (jetcd's default is 500 ms). */
+  static final Duration JETCD_RETRY_DELAY = Duration.ofMillis(100);
+
+  /** Longest delay of jetcd's own retries (jetcd's default is 2.5 s). */
+  static final Duration JETCD_RETRY_MAX_DELAY = Duration.ofSeconds(1);
 
   private final ImmutableList<URI> endpoints;
   @Nullable private final String user;
@@ -151,8 +167,31 @@ public final class EtcdConnection {
             .endpoints(endpoints.toArray(URI[]::new))
             .connectTimeout(connectTimeout)
             // Detect a dead member behind a silent network within seconds, not minutes.
-            .keepaliveTime(Duration.ofSeconds(10))
-            .keepaliveTimeout(Duration.ofSeconds(5));
+            .keepaliveTime(KEEPALIVE_TIME)
+            .keepaliveTimeout(KEEPALIVE_TIMEOUT)
+            // Ping only connections that carry a call. jetcd's default (true) pings every
+            // connection, and etcd (grpc-go, PermitWithoutStream=false) counts each ping on a
+            // connection without a stream as a strike and answers the third with GOAWAY
+            // ENHANCE_YOUR_CALM "too_many_pings". jetcd balances round_robin over every member,
+            // so on a 3-member cluster the members that carry no watch or keepalive stream got
+            // that GOAWAY about 40 s after going idle (EtcdConnectionKeepaliveIT). With calls in
+            // flight etcd only asks for 5 s between pings (--grpc-keepalive-min-time), which
+            // KEEPALIVE_TIME respects.
+            .keepaliveWithoutCalls(false)
+            // Fail a call at once when no member can be connected to, with the reason (refused
+            // connection, failed TLS handshake), instead of waiting for a connection until the
+            // caller's timeout: a certificate etcd rejects then surfaces as such within a
+            // second or two rather than as "etcd did not answer". Calls still wait while a
+            // connection is being set up; every caller retries unavailability with its own
+            // backoff (agent, watcher) or reports it (CLI).
+            .waitForReady(false)
+            // jetcd retries idempotent calls that fail UNAVAILABLE, and any call whose token
+            // expired after logging in again; 100 ms then 200 ms keeps both quick.
+            .retryDelay(JETCD_RETRY_DELAY.toMillis())
+            .retryMaxDelay(JETCD_RETRY_MAX_DELAY.toMillis())
+            // Names an http:// URL aimed at a TLS port and the other way round, which gRPC
+            // reports as a closed connection.
+            .interceptor(new SchemeMismatch(endpoints));
     if (user != null) {
       b.user(ByteSequence.from(user, StandardCharsets.UTF_8));
       b.password(ByteSequence.from(requireNonNull(password), StandardCharsets.UTF_8));
@@ -266,6 +305,35 @@ public final class EtcdConnection {
       this.caCert = caCert;
       this.clientCert = clientCert;
       this.clientKey = clientKey;
+      return this;
+    }
+
+    /**
+     * The security flags every steelyard binary takes ({@code bin/steelyard}, {@code
+     * greeter-server}, {@code greeter-client}), so they mean the same everywhere; each may be
+     * null. {@code --user USER:PASSWORD} as {@link #userPassword}; {@code --cacert FILE} a CA to
+     * trust; {@code --cert FILE --key FILE} a client certificate for mutual TLS, which needs
+     * {@code --cacert}.
+     *
+     * <pre>{@code
+     * EtcdConnection.builder().endpoints(endpoints).securityOptions(user, cacert, cert, key).build();
+     * }</pre>
+     *
+     * @throws IllegalArgumentException naming the flag at fault (never echoing a password)
+     */
+    public Builder securityOptions(
+        @Nullable String userColonPassword,
+        @Nullable Path caCert,
+        @Nullable Path clientCert,
+        @Nullable Path clientKey) {
+      if (userColonPassword != null) {
+        userPassword(userColonPassword);
+      }
+      if (caCert != null) {
+        tls(caCert, clientCert, clientKey);
+      } else if (clientCert != null || clientKey != null) {
+        throw new IllegalArgumentException("tls: --cert and --key need --cacert");
+      }
       return this;
     }
 

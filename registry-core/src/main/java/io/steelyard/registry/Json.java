@@ -1,5 +1,10 @@
 package io.steelyard.registry;
 
+import com.google.gson.Strictness;
+import com.google.gson.stream.JsonReader;
+import com.google.gson.stream.JsonToken;
+import java.io.IOException;
+import java.io.StringReader;
 import java.math.BigDecimal;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -7,12 +12,14 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * A small strict JSON reader and a writer that escapes strings exactly as Go's
- * {@code encoding/json} does (HTML-safe), so the values we write are byte-identical to Go's.
+ * JSON for registry values: read with Gson's {@link JsonReader} (strict, nesting bounded), written
+ * by a writer that escapes exactly as Go's {@code encoding/json} does, so the values we write are
+ * byte-identical to Go's.
  *
  * <p>The reader returns {@link Map} (insertion order, last duplicate wins as in Go), {@link List},
  * {@link String}, {@link BigDecimal}, {@link Boolean} or {@link #NULL}; it throws {@link
- * Malformed} with a position on any error and bounds nesting depth, so hostile values cost little.
+ * Malformed} naming the problem and where, and bounds nesting depth and number size, so hostile
+ * values cost little.
  */
 final class Json {
 
@@ -25,247 +32,114 @@ final class Json {
       };
 
   private static final int MAX_DEPTH = 32;
+  /** Longer number literals are refused before {@link BigDecimal} sees them. */
+  private static final int MAX_NUMBER_CHARS = 64;
+  /** Exponents with more digits (1e999999999) would make BigDecimal work hard downstream. */
+  private static final int MAX_EXPONENT_DIGITS = 4;
   private static final char[] HEX = "0123456789abcdef".toCharArray();
+  private static final String GSON_LENIENT_ADVICE =
+      "Use JsonReader.setStrictness(Strictness.LENIENT) to accept malformed JSON";
 
   static final class Malformed extends Exception {
     private static final long serialVersionUID = 1L;
 
-    Malformed(String message, int pos) {
-      super(message + " at offset " + pos, null, false, false);
+    Malformed(String message) {
+      super(message, null, false, false);
     }
   }
 
-  private final String s;
-  private int pos;
-
-  private Json(String s) {
-    this.s = s;
-  }
+  private Json() {}
 
   static Object parse(String text) throws Malformed {
-    Json p = new Json(text);
-    p.skipWs();
-    Object v = p.value(0);
-    p.skipWs();
-    if (p.pos != text.length()) {
-      throw new Malformed("trailing characters", p.pos);
-    }
-    return v;
-  }
-
-  private Object value(int depth) throws Malformed {
-    if (depth > MAX_DEPTH) {
-      throw new Malformed("nesting deeper than " + MAX_DEPTH, pos);
-    }
-    if (pos >= s.length()) {
-      throw new Malformed("unexpected end", pos);
-    }
-    char c = s.charAt(pos);
-    switch (c) {
-      case '{':
-        return object(depth);
-      case '[':
-        return array(depth);
-      case '"':
-        return string();
-      case 't':
-        literal("true");
-        return Boolean.TRUE;
-      case 'f':
-        literal("false");
-        return Boolean.FALSE;
-      case 'n':
-        literal("null");
-        return NULL;
-      default:
-        if (c == '-' || (c >= '0' && c <= '9')) {
-          return number();
-        }
-        throw new Malformed("unexpected character", pos);
-    }
-  }
-
-  private Map<String, Object> object(int depth) throws Malformed {
-    pos++; // {
-    Map<String, Object> m = new LinkedHashMap<>();
-    skipWs();
-    if (peek() == '}') {
-      pos++;
-      return m;
-    }
-    while (true) {
-      skipWs();
-      if (peek() != '"') {
-        throw new Malformed("expected a string key", pos);
+    JsonReader r = new JsonReader(new StringReader(text));
+    r.setStrictness(Strictness.STRICT);
+    // value() stops at MAX_DEPTH with its own message; Gson's limit is the second guard.
+    r.setNestingLimit(MAX_DEPTH + 2);
+    try {
+      Object v = value(r, 0);
+      if (r.peek() != JsonToken.END_DOCUMENT) {
+        throw new Malformed("trailing characters at " + r.getPath());
       }
-      String k = string();
-      skipWs();
-      expect(':');
-      skipWs();
-      m.put(k, value(depth + 1));
-      skipWs();
-      char c = peek();
-      pos++;
-      if (c == '}') {
+      return v;
+    } catch (IOException | IllegalStateException e) {
+      // MalformedJsonException, EOFException, or a token where another was expected.
+      throw new Malformed(firstLine(e.getMessage()));
+    }
+  }
+
+  private static Object value(JsonReader r, int depth) throws IOException, Malformed {
+    if (depth > MAX_DEPTH) {
+      throw new Malformed("nesting deeper than " + MAX_DEPTH + " at " + r.getPath());
+    }
+    switch (r.peek()) {
+      case BEGIN_OBJECT -> {
+        Map<String, Object> m = new LinkedHashMap<>();
+        r.beginObject();
+        while (r.hasNext()) {
+          String k = r.nextName();
+          m.put(k, value(r, depth + 1));
+        }
+        r.endObject();
         return m;
       }
-      if (c != ',') {
-        throw new Malformed("expected ',' or '}'", pos - 1);
-      }
-    }
-  }
-
-  private List<Object> array(int depth) throws Malformed {
-    pos++; // [
-    List<Object> l = new ArrayList<>();
-    skipWs();
-    if (peek() == ']') {
-      pos++;
-      return l;
-    }
-    while (true) {
-      skipWs();
-      l.add(value(depth + 1));
-      skipWs();
-      char c = peek();
-      pos++;
-      if (c == ']') {
+      case BEGIN_ARRAY -> {
+        List<Object> l = new ArrayList<>();
+        r.beginArray();
+        while (r.hasNext()) {
+          l.add(value(r, depth + 1));
+        }
+        r.endArray();
         return l;
       }
-      if (c != ',') {
-        throw new Malformed("expected ',' or ']'", pos - 1);
+      case STRING -> {
+        return r.nextString();
       }
+      case NUMBER -> {
+        return number(r);
+      }
+      case BOOLEAN -> {
+        return r.nextBoolean();
+      }
+      case NULL -> {
+        r.nextNull();
+        return NULL;
+      }
+      default -> throw new Malformed("unexpected " + r.peek() + " at " + r.getPath());
     }
   }
 
-  private String string() throws Malformed {
-    pos++; // opening quote
-    StringBuilder b = new StringBuilder();
-    while (true) {
-      if (pos >= s.length()) {
-        throw new Malformed("unterminated string", pos);
+  private static BigDecimal number(JsonReader r) throws IOException, Malformed {
+    String path = r.getPath();
+    String n = r.nextString(); // the literal as written; Gson has checked its grammar
+    if (n.length() > MAX_NUMBER_CHARS) {
+      throw new Malformed("number too long at " + path);
+    }
+    int e = Math.max(n.indexOf('e'), n.indexOf('E'));
+    if (e >= 0) {
+      int digits = n.length() - e - 1;
+      if (digits > 0 && (n.charAt(e + 1) == '+' || n.charAt(e + 1) == '-')) {
+        digits--;
       }
-      char c = s.charAt(pos++);
-      if (c == '"') {
-        return b.toString();
-      }
-      if (c < 0x20) {
-        throw new Malformed("control character in string", pos - 1);
-      }
-      if (c != '\\') {
-        b.append(c);
-        continue;
-      }
-      if (pos >= s.length()) {
-        throw new Malformed("unterminated escape", pos);
-      }
-      char e = s.charAt(pos++);
-      switch (e) {
-        case '"' -> b.append('"');
-        case '\\' -> b.append('\\');
-        case '/' -> b.append('/');
-        case 'b' -> b.append('\b');
-        case 'f' -> b.append('\f');
-        case 'n' -> b.append('\n');
-        case 'r' -> b.append('\r');
-        case 't' -> b.append('\t');
-        case 'u' -> {
-          if (pos + 4 > s.length()) {
-            throw new Malformed("short \\u escape", pos);
-          }
-          int v = 0;
-          for (int i = 0; i < 4; i++) {
-            int d = Character.digit(s.charAt(pos + i), 16);
-            if (d < 0) {
-              throw new Malformed("bad \\u escape", pos + i);
-            }
-            v = v * 16 + d;
-          }
-          pos += 4;
-          b.append((char) v);
-        }
-        default -> throw new Malformed("bad escape", pos - 1);
+      if (digits > MAX_EXPONENT_DIGITS) {
+        throw new Malformed("exponent too large at " + path);
       }
     }
+    return new BigDecimal(n);
   }
 
-  private BigDecimal number() throws Malformed {
-    int start = pos;
-    if (peek() == '-') {
-      pos++;
+  /** Gson's message, first line only (a troubleshooting link follows), without its advice. */
+  private static String firstLine(String s) {
+    if (s == null) {
+      return "unreadable";
     }
-    if (peek() == '0') {
-      pos++;
-    } else if (isDigit(peek())) {
-      while (isDigit(peek())) {
-        pos++;
-      }
-    } else {
-      throw new Malformed("bad number", pos);
-    }
-    if (peek() == '.') {
-      pos++;
-      if (!isDigit(peek())) {
-        throw new Malformed("bad fraction", pos);
-      }
-      while (isDigit(peek())) {
-        pos++;
-      }
-    }
-    if (peek() == 'e' || peek() == 'E') {
-      pos++;
-      if (peek() == '+' || peek() == '-') {
-        pos++;
-      }
-      if (!isDigit(peek())) {
-        throw new Malformed("bad exponent", pos);
-      }
-      int expStart = pos;
-      while (isDigit(peek())) {
-        pos++;
-      }
-      if (pos - expStart > 4) {
-        // Refuse exponents like 1e999999999 that would make BigDecimal work hard downstream.
-        throw new Malformed("exponent too large", expStart);
-      }
-    }
-    if (pos - start > 64) {
-      throw new Malformed("number too long", start);
-    }
-    return new BigDecimal(s.substring(start, pos));
+    int nl = s.indexOf('\n');
+    String line = (nl < 0 ? s : s.substring(0, nl)).strip();
+    // Display only: an operator has no JsonReader to make lenient.
+    return line.replace(GSON_LENIENT_ADVICE, "malformed JSON");
   }
 
-  private void literal(String word) throws Malformed {
-    if (!s.startsWith(word, pos)) {
-      throw new Malformed("unexpected literal", pos);
-    }
-    pos += word.length();
-  }
-
-  private void expect(char c) throws Malformed {
-    if (peek() != c) {
-      throw new Malformed("expected '" + c + "'", pos);
-    }
-    pos++;
-  }
-
-  private char peek() {
-    return pos < s.length() ? s.charAt(pos) : '\0';
-  }
-
-  private static boolean isDigit(char c) {
-    return c >= '0' && c <= '9';
-  }
-
-  private void skipWs() {
-    while (pos < s.length()) {
-      char c = s.charAt(pos);
-      if (c != ' ' && c != '\t' && c != '\n' && c != '\r') {
-        return;
-      }
-      pos++;
-    }
-  }
+  // Go-exact writing, hand-written on purpose: Gson's HTML-safe mode also escapes = and ' and
+  // passes unpaired surrogates through, so its bytes would differ from Go's.
 
   /**
    * Appends {@code v} as a JSON string escaped like Go's {@code encoding/json} (1.22+): short

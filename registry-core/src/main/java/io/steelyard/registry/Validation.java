@@ -1,6 +1,7 @@
 package io.steelyard.registry;
 
 import java.util.regex.Pattern;
+import javax.annotation.Nullable;
 
 /**
  * The validation rules of the registry contract, shared by the agent, the CLI and the resolver.
@@ -150,21 +151,35 @@ public final class Validation {
     return null;
   }
 
-  /** Quotes user input for an error message, escaping control characters so logs stay one line. */
-  static String quote(String s) {
+  /** Longest stretch of input {@link #quote} shows; enough for any key of a sane layout. */
+  static final int QUOTE_MAX_CHARS = 200;
+
+  /**
+   * Quotes text that came from outside (a key, a value, a target, an argument) for a log line or
+   * an error message: in single quotes, control characters and line separators escaped Java-style
+   * (backslash, {@code u}, four hex digits) so that a hostile key cannot forge or split log
+   * lines, and cut after
+   * {@value #QUOTE_MAX_CHARS} characters with {@code ...}. {@code null} becomes {@code null}.
+   *
+   * <pre>{@code
+   * logger.warn("Skipping malformed value of key {}", Validation.quote(key));
+   * }</pre>
+   */
+  public static String quote(@Nullable String s) {
     if (s == null) {
       return "null";
     }
-    StringBuilder b = new StringBuilder(Math.min(s.length(), 80) + 2).append('\'');
-    for (int i = 0; i < s.length() && i < 80; i++) {
+    int shown = Math.min(s.length(), QUOTE_MAX_CHARS);
+    StringBuilder b = new StringBuilder(shown + 5).append('\'');
+    for (int i = 0; i < shown; i++) {
       char c = s.charAt(i);
-      if (c < 0x20 || c == 0x7f) {
+      if (Character.isISOControl(c) || c == '\u2028' || c == '\u2029') {
         b.append(String.format("\\u%04x", (int) c));
       } else {
         b.append(c);
       }
     }
-    if (s.length() > 80) {
+    if (s.length() > shown) {
       b.append("...");
     }
     return b.append('\'').toString();

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.auth.Permission;
+import io.steelyard.registry.internal.EtcdCalls;
 import io.steelyard.testkit.EtcdCluster;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -23,6 +24,7 @@ class EtcdConnectionAuthIT {
   @RegisterExtension static final EtcdCluster etcd = EtcdCluster.builder().build();
 
   private static final ByteSequence KEY = bytes("/services/greeter/10.0.0.7:50051");
+  private static final EtcdCalls CALLS = new EtcdCalls(Duration.ofSeconds(10));
 
   @BeforeAll
   static void enableAuth() throws Exception {
@@ -96,6 +98,58 @@ class EtcdConnectionAuthIT {
       assertThatThrownBy(() -> c.getKVClient().put(bytes("/other/key"), bytes("x")).get(10, TimeUnit.SECONDS))
           .isInstanceOf(ExecutionException.class)
           .hasStackTraceContaining("permission denied");
+    }
+  }
+
+  // The etcd-call layer names each refusal as such, at once, never as a timeout.
+
+  @Test
+  void aMissingPermissionIsPermissionDenied() {
+    EtcdConnection conn =
+        EtcdConnection.builder().endpoints(etcd.endpoints()).user("steelyard", "s3cret").build();
+    try (Client c = conn.connect()) {
+      assertThatThrownBy(() -> CALLS.await("put /other/key", () -> c.getKVClient().put(bytes("/other/key"), bytes("x"))))
+          .isInstanceOfSatisfying(
+              RegistryException.class,
+              e -> {
+                assertThat(e.kind()).isEqualTo(RegistryException.Kind.PERMISSION_DENIED);
+                assertThat(e.getMessage()).startsWith("etcd refused put /other/key: permission denied");
+              });
+    }
+  }
+
+  @Test
+  void aWrongPasswordIsUnauthenticatedNotATimeout() {
+    EtcdConnection conn =
+        EtcdConnection.builder().endpoints(etcd.endpoints()).user("steelyard", "wrong").build();
+    try (Client c = conn.connect()) {
+      // With a 10 s timeout, UNAVAILABLE would mean the refusal was mistaken for silence.
+      assertThatThrownBy(() -> CALLS.await("get k", () -> c.getKVClient().get(KEY)))
+          .isInstanceOfSatisfying(
+              RegistryException.class,
+              e -> {
+                assertThat(e.kind()).isEqualTo(RegistryException.Kind.UNAUTHENTICATED);
+                assertThat(e.getMessage())
+                    .startsWith("etcd refused get k: authentication failed")
+                    .doesNotContain("wrong");
+              });
+    }
+  }
+
+  @Test
+  void anAnonymousRequestIsRefusedAsAuthenticationInEtcdsWords() {
+    try (Client c = EtcdConnection.of(etcd.endpoints()).connect()) {
+      // etcd answers INVALID_ARGUMENT here; its description (rpctypes.ErrGRPCUserEmpty) says it
+      // is about credentials.
+      assertThatThrownBy(() -> CALLS.await("get k", () -> c.getKVClient().get(KEY)))
+          .isInstanceOfSatisfying(
+              RegistryException.class,
+              e -> {
+                assertThat(e.kind()).isEqualTo(RegistryException.Kind.UNAUTHENTICATED);
+                assertThat(e.getMessage())
+                    .startsWith("etcd refused get k: authentication failed: etcd requires a user")
+                    .contains("user name is empty");
+              });
     }
   }
 

@@ -59,4 +59,25 @@ class EtcdConnectionTest {
         .hasMessageNotContaining("nopassword");
     assertThatThrownBy(() -> EtcdConnection.builder().build()).isInstanceOf(IllegalStateException.class);
   }
+
+  @Test
+  void securityOptionsReadLikeTheCliFlags() throws Exception {
+    java.nio.file.Path ca = java.nio.file.Files.createTempFile("ca", ".pem");
+    try {
+      EtcdConnection c = EtcdConnection.builder().endpoints("https://a:1")
+          .securityOptions("u:p", ca, null, null).build();
+      assertThat(c.user()).isEqualTo("u");
+      assertThat(c.tls()).isTrue();
+      assertThat(EtcdConnection.builder().endpoints("a:1").securityOptions(null, null, null, null).build())
+          .isEqualTo(EtcdConnection.of("a:1"));
+      assertThatThrownBy(() -> EtcdConnection.builder().securityOptions(null, null, ca, ca))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessage("tls: --cert and --key need --cacert");
+      assertThatThrownBy(() -> EtcdConnection.builder().securityOptions("nopassword", null, null, null))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageNotContaining("nopassword");
+    } finally {
+      java.nio.file.Files.delete(ca);
+    }
+  }
 }

@@ -71,4 +71,20 @@ class ValidationTest {
     assertThatThrownBy(() -> Validation.checkServiceName("a\nb"))
         .hasMessageStartingWith("service: 'a\\u000ab'");
   }
+
+  @Test
+  void quoteEscapesEveryCharacterThatCouldSplitOrForgeALogLine() {
+    assertThat(Validation.quote("/services/g/a\r\nWARN forged\u0085\u2028\u007f"))
+        .isEqualTo("'/services/g/a\\u000d\\u000aWARN forged\\u0085\\u2028\\u007f'");
+    assertThat(Validation.quote(null)).isEqualTo("null");
+  }
+
+  @Test
+  void quoteIsBoundedButShowsAWholeOrdinaryKey() {
+    String key = "/prod/eu-west-1/services/greeter-with-a-long-name/[2001:db8::1234:5678]:50051";
+    assertThat(Validation.quote(key)).isEqualTo("'" + key + "'");
+    assertThat(Validation.quote("x".repeat(10_000)))
+        .hasSize(Validation.QUOTE_MAX_CHARS + 5)
+        .endsWith("x...'");
+  }
 }

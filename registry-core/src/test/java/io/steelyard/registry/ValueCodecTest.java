@@ -77,6 +77,17 @@ class ValueCodecTest {
   }
 
   @Test
+  void aPlainValueWithAWeightIsWrittenAsPipe() {
+    assertThat(ValueFormat.PLAIN.forWeight(1)).isEqualTo(ValueFormat.PLAIN);
+    assertThat(ValueFormat.PLAIN.forWeight(0)).isEqualTo(ValueFormat.PIPE);
+    assertThat(ValueFormat.PLAIN.forWeight(5)).isEqualTo(ValueFormat.PIPE);
+    assertThat(ValueFormat.PIPE.forWeight(1)).isEqualTo(ValueFormat.PIPE);
+    assertThat(ValueFormat.JSON.forWeight(5)).isEqualTo(ValueFormat.JSON);
+    assertThat(ValueCodec.encodeToString(ServiceInstance.of("g", "h:1", 5), ValueFormat.PLAIN.forWeight(5)))
+        .isEqualTo("h:1|5");
+  }
+
+  @Test
   void pipeCannotCarryMetadata() {
     assertThatThrownBy(
             () -> ValueCodec.encode(new ServiceInstance("g", "h:1", 1, Map.of("z", "a")), ValueFormat.PIPE))
@@ -160,6 +171,36 @@ class ValueCodecTest {
     assertThat(rejectedReason(value.getBytes(StandardCharsets.UTF_8))).isNotBlank().doesNotContain("\n");
   }
 
+  /** What a lenient JSON parser would let through; the reader is strict, as Go's is. */
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        "{\"Op\":0,\"Addr\":\"h:1\" /* c */}",
+        "{\"Op\":0,\"Addr\":\"h:1\"} // c",
+        "{\"Op\":00,\"Addr\":\"h:1\"}",
+        "{\"Op\":NaN,\"Addr\":\"h:1\"}",
+        "{Op:0,\"Addr\":\"h:1\"}",
+        "{\"Op\":0,\"Addr\":h:1}",
+        "{\"Op\":0;\"Addr\":\"h:1\"}",
+        "{\"Op\":0,\"Addr\"=>\"h:1\"}",
+        "{\"Op\":0,\"Addr\":\"h:1\\'\"}",
+        "{\"Op\":0,\"Addr\":\"h:1\u0001\"}",
+        "{\"Op\":0,\"Addr\":\"h:1\"}{\"Op\":0}",
+        "{\"Op\":0,\"Addr\":\"h:1\",\"Metadata\":{\"n\":1e99999}}",
+        "{\"Op\":0,\"Addr\":\"h:1\",\"Metadata\":{\"n\":1"
+            + "0000000000000000000000000000000000000000000000000000000000000000000000}}"
+      })
+  void rejectsWhatOnlyALenientParserWouldAccept(String value) {
+    assertThat(rejectedReason(value.getBytes(StandardCharsets.UTF_8)))
+        .startsWith("json value: ")
+        .doesNotContain("\n");
+  }
+
+  @Test
+  void aDuplicateKeyTakesTheLastValueAsGoDoes() {
+    assertThat(accepted("{\"Op\":0,\"Addr\":\"h:1\",\"Addr\":\"h:2\"}").address()).isEqualTo("h:2");
+  }
+
   @Test
   void rejectsInvalidUtf8() {
     assertThat(rejectedReason(new byte[] {'h', ':', '1', (byte) 0xff, (byte) 0xfe}))
@@ -176,7 +217,8 @@ class ValueCodecTest {
   @Test
   void rejectsDeepNesting() {
     String deep = "{\"Op\":0,\"Addr\":\"h:1\",\"Metadata\":{\"a\":" + "[".repeat(5000) + "]".repeat(5000) + "}}";
-    assertThat(rejectedReason(deep.getBytes(StandardCharsets.UTF_8))).contains("nesting");
+    assertThat(rejectedReason(deep.getBytes(StandardCharsets.UTF_8)))
+        .isEqualTo("json value: nesting deeper than 32 at $.Metadata.a" + "[0]".repeat(31));
   }
 
   @Test

@@ -1,6 +1,5 @@
 package io.steelyard.agent;
 
-import static com.google.common.base.Preconditions.checkArgument;
 import static java.util.Objects.requireNonNull;
 
 import io.etcd.jetcd.ByteSequence;
@@ -17,10 +16,12 @@ import io.etcd.jetcd.options.LeaseOption;
 import io.etcd.jetcd.options.PutOption;
 import io.steelyard.registry.DecodedValue;
 import io.steelyard.registry.KeyLayout;
+import io.steelyard.registry.RegistryException;
 import io.steelyard.registry.ServiceInstance;
 import io.steelyard.registry.Validation;
 import io.steelyard.registry.ValueCodec;
 import io.steelyard.registry.ValueFormat;
+import io.steelyard.registry.internal.EtcdCalls;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -30,9 +31,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
 
 /**
  * Reads and rewrites registered instances: the one code path behind the agent's runtime weight
@@ -50,12 +49,16 @@ import java.util.concurrent.TimeoutException;
  * <prefix>/.drained/<service>/<address>} on the same lease (so it expires with the instance;
  * {@code .drained} can never be a service name), which {@code undrain} restores.
  *
- * <p>Blocking: each call waits at most the configured timeout for etcd and then fails with {@link
- * RegistryException.Kind#UNAVAILABLE}. Thread-safe. Does not own the client.
+ * <p>Two forms: the {@code ...Async} methods (the agent's) return at once and complete on a
+ * jetcd or timer thread; the others (the CLI's) block the caller. Either way each etcd call waits
+ * at most the configured timeout and then fails with {@link RegistryException.Kind#UNAVAILABLE};
+ * a refusal (permission, authentication, TLS, a limit) fails at once with its own kind; every
+ * failure is a {@link RegistryException}. Thread-safe. Does not own the client.
  *
  * <pre>{@code
  * InstanceStore store = new InstanceStore(client, KeyLayout.defaults(), Duration.ofSeconds(5));
- * store.setWeight("greeter", "10.0.0.7:50051", 8);
+ * store.setWeight("greeter", "10.0.0.7:50051", 8);                 // blocks
+ * store.setWeightAsync("greeter", "10.0.0.7:50051", 8).thenRun(...); // does not
  * }</pre>
  */
 public final class InstanceStore {
@@ -67,13 +70,12 @@ public final class InstanceStore {
 
   private final Client client;
   private final KeyLayout layout;
-  private final Duration timeout;
+  private final EtcdCalls calls;
 
   public InstanceStore(Client client, KeyLayout layout, Duration timeout) {
     this.client = requireNonNull(client, "client");
     this.layout = requireNonNull(layout, "layout");
-    this.timeout = requireNonNull(timeout, "timeout");
-    checkArgument(!timeout.isNegative() && !timeout.isZero(), "timeout: %s (expected: > 0)", timeout);
+    this.calls = new EtcdCalls(timeout);
   }
 
   public KeyLayout layout() {
@@ -89,7 +91,7 @@ public final class InstanceStore {
     String prefix = layout.servicePrefix(service);
     GetResponse r =
         await(
-            client.getKVClient()
+            () -> client.getKVClient()
                 .get(bytes(prefix), GetOption.builder().isPrefix(true).build()),
             "list " + service);
     Map<String, Integer> notes = drainNotes(service);
@@ -107,30 +109,45 @@ public final class InstanceStore {
 
   /** The instance registered at {@code <prefix>/<service>/<address>}, if any. */
   public Optional<RegisteredInstance> get(String service, String address) {
+    return EtcdCalls.join("get " + address, getAsync(service, address));
+  }
+
+  /** {@link #get}, without blocking. */
+  public CompletableFuture<Optional<RegisteredInstance>> getAsync(String service, String address) {
     String key = layout.instanceKey(service, address);
-    TxnResponse r =
-        await(
-            client.getKVClient()
-                .txn()
-                .Then(
-                    Op.get(bytes(key), GetOption.DEFAULT),
-                    Op.get(bytes(drainNoteKey(service, address)), GetOption.DEFAULT))
-                .commit(),
-            "get " + key);
-    List<KeyValue> kvs = r.getGetResponses().get(0).getKvs();
-    if (kvs.isEmpty()) {
-      return Optional.empty();
-    }
-    Map<String, Integer> notes = new HashMap<>();
-    for (KeyValue note : r.getGetResponses().get(1).getKvs()) {
-      parseNote(note).ifPresent(w -> notes.put(key, w));
-    }
-    return Optional.of(toInstance(service, kvs.get(0), -1, notes));
+    String noteKey = drainNoteKey(service, address);
+    return calls.call(
+            "get " + key,
+            () ->
+                client.getKVClient()
+                    .txn()
+                    .Then(
+                        Op.get(bytes(key), GetOption.DEFAULT),
+                        Op.get(bytes(noteKey), GetOption.DEFAULT))
+                    .commit())
+        .thenApply(
+            r -> {
+              List<KeyValue> kvs = r.getGetResponses().get(0).getKvs();
+              if (kvs.isEmpty()) {
+                return Optional.empty();
+              }
+              Map<String, Integer> notes = new HashMap<>();
+              for (KeyValue note : r.getGetResponses().get(1).getKvs()) {
+                parseNote(note).ifPresent(w -> notes.put(key, w));
+              }
+              return Optional.of(toInstance(service, kvs.get(0), -1, notes));
+            });
   }
 
   /** Like {@link #get}, but a missing key is {@link RegistryException.Kind#NOT_REGISTERED}. */
   public RegisteredInstance require(String service, String address) {
-    return get(service, address).orElseThrow(() -> notRegistered(service, address));
+    return EtcdCalls.join("get " + address, requireAsync(service, address));
+  }
+
+  /** {@link #require}, without blocking. */
+  public CompletableFuture<RegisteredInstance> requireAsync(String service, String address) {
+    return getAsync(service, address)
+        .thenApply(found -> found.orElseThrow(() -> notRegistered(service, address)));
   }
 
   /** The NOT_REGISTERED failure for an instance whose key does not exist. */
@@ -144,7 +161,14 @@ public final class InstanceStore {
 
   /** Reads the instance and sets its weight, keeping lease and format. */
   public RegisteredInstance setWeight(String service, String address, int weight) {
-    return setWeight(require(service, address), weight);
+    return EtcdCalls.join("set the weight of " + address, setWeightAsync(service, address, weight));
+  }
+
+  /** {@link #setWeight(String, String, int)}, without blocking. */
+  public CompletableFuture<RegisteredInstance> setWeightAsync(
+      String service, String address, int weight) {
+    Validation.checkWeight(weight);
+    return requireAsync(service, address).thenCompose(current -> setWeightAsync(current, weight));
   }
 
   /**
@@ -153,6 +177,11 @@ public final class InstanceStore {
    * the drain note is removed.
    */
   public RegisteredInstance setWeight(RegisteredInstance current, int weight) {
+    return EtcdCalls.join("set the weight of " + current.key(), setWeightAsync(current, weight));
+  }
+
+  /** {@link #setWeight(RegisteredInstance, int)}, without blocking. */
+  public CompletableFuture<RegisteredInstance> setWeightAsync(RegisteredInstance current, int weight) {
     Validation.checkWeight(weight);
     String noteKey = drainNoteKey(current);
     return rewrite(current, weight, -1, Op.delete(bytes(noteKey), DeleteOption.DEFAULT));
@@ -175,7 +204,7 @@ public final class InstanceStore {
             bytes(noteKey),
             bytes(Integer.toString(value.weight())),
             leaseOption(current.leaseId()));
-    return rewrite(current, 0, value.weight(), note);
+    return EtcdCalls.join("drain " + current.key(), rewrite(current, 0, value.weight(), note));
   }
 
   /**
@@ -206,7 +235,7 @@ public final class InstanceStore {
     String key = layout.instanceKey(service, address);
     TxnResponse r =
         await(
-            client.getKVClient()
+            () -> client.getKVClient()
                 .txn()
                 .Then(
                     Op.delete(bytes(key), DeleteOption.DEFAULT),
@@ -216,43 +245,49 @@ public final class InstanceStore {
     return r.getDeleteResponses().get(0).getDeleted() > 0;
   }
 
-  private RegisteredInstance rewrite(
+  /** Writes {@code weight} (and {@code extra}) if the key is still as read; never blocks. */
+  private CompletableFuture<RegisteredInstance> rewrite(
       RegisteredInstance current, int weight, int drainedFrom, Op extra) {
-    DecodedValue.Accepted value = current.acceptedOrThrow();
-    ValueFormat format = value.format();
-    if (format == ValueFormat.PLAIN && weight != Validation.DEFAULT_WEIGHT) {
-      format = ValueFormat.PIPE;
+    DecodedValue.Accepted value;
+    try {
+      value = current.acceptedOrThrow();
+    } catch (RegistryException malformed) {
+      return CompletableFuture.failedFuture(malformed);
     }
+    ValueFormat format = value.format().forWeight(weight);
     ServiceInstance updated =
         new ServiceInstance(current.service(), value.address(), weight, value.metadata());
     byte[] encoded = ValueCodec.encode(updated, format);
     ByteSequence key = bytes(current.key());
-    TxnResponse r =
-        await(
-            client.getKVClient()
-                .txn()
-                .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.modRevision(current.modRevision())))
-                .Then(
-                    Op.put(key, ByteSequence.from(encoded), leaseOption(current.leaseId())),
-                    extra)
-                .commit(),
-            "update " + current.key());
-    if (!r.isSucceeded()) {
-      throw new RegistryException(
-          RegistryException.Kind.CONFLICT,
-          current.key() + " changed since it was read (mod revision " + current.modRevision()
-              + "); nothing written, read it again",
-          null);
-    }
-    return new RegisteredInstance(
-        current.service(),
-        current.key(),
-        current.instanceId(),
-        new DecodedValue.Accepted(value.address(), weight, value.metadata(), format),
-        current.leaseId(),
-        r.getHeader().getRevision(),
-        -1,
-        drainedFrom);
+    return calls.call(
+            "update " + current.key(),
+            () ->
+                client.getKVClient()
+                    .txn()
+                    .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.modRevision(current.modRevision())))
+                    .Then(
+                        Op.put(key, ByteSequence.from(encoded), leaseOption(current.leaseId())),
+                        extra)
+                    .commit())
+        .thenApply(
+            r -> {
+              if (!r.isSucceeded()) {
+                throw new RegistryException(
+                    RegistryException.Kind.CONFLICT,
+                    current.key() + " changed since it was read (mod revision "
+                        + current.modRevision() + "); nothing written, read it again",
+                    null);
+              }
+              return new RegisteredInstance(
+                  current.service(),
+                  current.key(),
+                  current.instanceId(),
+                  new DecodedValue.Accepted(value.address(), weight, value.metadata(), format),
+                  current.leaseId(),
+                  r.getHeader().getRevision(),
+                  -1,
+                  drainedFrom);
+            });
   }
 
   private static PutOption leaseOption(long leaseId) {
@@ -280,7 +315,7 @@ public final class InstanceStore {
     String notePrefix = layout.prefix() + DRAINED_SEGMENT + service + "/";
     GetResponse r =
         await(
-            client.getKVClient()
+            () -> client.getKVClient()
                 .get(bytes(notePrefix), GetOption.builder().isPrefix(true).build()),
             "list drain notes of " + service);
     Map<String, Integer> notes = new HashMap<>();
@@ -314,36 +349,13 @@ public final class InstanceStore {
 
   private long ttlOf(long leaseId) {
     long ttl =
-        await(client.getLeaseClient().timeToLive(leaseId, LeaseOption.DEFAULT), "lease ttl")
+        await(() -> client.getLeaseClient().timeToLive(leaseId, LeaseOption.DEFAULT), "lease ttl")
             .getTTL();
     return ttl > 0 ? ttl : -1;
   }
 
-  private <T> T await(CompletableFuture<T> f, String what) {
-    try {
-      return f.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
-    } catch (TimeoutException e) {
-      f.cancel(true);
-      throw new RegistryException(
-          RegistryException.Kind.UNAVAILABLE,
-          "etcd did not answer within " + timeout.toMillis() + "ms (" + what + ")",
-          e);
-    } catch (ExecutionException e) {
-      Throwable cause = e.getCause() != null ? e.getCause() : e;
-      String msg = String.valueOf(cause.getMessage());
-      if (msg.contains("requested lease not found")) {
-        throw new RegistryException(
-            RegistryException.Kind.NOT_REGISTERED,
-            what + ": the instance's lease has expired",
-            cause);
-      }
-      throw new RegistryException(
-          RegistryException.Kind.UNAVAILABLE, "etcd refused " + what + ": " + msg, cause);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new RegistryException(
-          RegistryException.Kind.UNAVAILABLE, "interrupted while waiting for etcd (" + what + ")", e);
-    }
+  private <T> T await(Supplier<CompletableFuture<T>> call, String what) {
+    return calls.await(what, call);
   }
 
   private static ByteSequence bytes(String s) {

@@ -1,6 +1,7 @@
 package io.steelyard.agent;
 
 import io.steelyard.registry.DecodedValue;
+import io.steelyard.registry.RegistryException;
 
 /**
  * One key under a service's prefix as etcd holds it now.

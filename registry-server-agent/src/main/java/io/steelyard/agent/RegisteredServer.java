@@ -35,7 +35,9 @@ import org.slf4j.LoggerFactory;
  * {@linkplain Builder#healthServiceNames names} given) are SERVING while the registration is
  * REGISTERED or RECOVERING (etcd trouble does not make this server any less able to serve), and
  * NOT_SERVING before the first registration, after an operator deleted the key, and from the
- * first step of shutdown on.
+ * first step of shutdown on. The status follows the registration through a {@link
+ * RegistrationListener}, on the registration's thread ({@code HealthStatusManager.setStatus} does
+ * not block it).
  *
  * <p><b>Shutdown</b>, in this order: health NOT_SERVING (clients with client-side health checking
  * stop picking this server); revoke the lease (the key disappears, so discovery clients drop it);

@@ -15,7 +15,7 @@ class ServiceRegistrationBuilderTest {
   // Connecting is lazy: building (and closing) a registration never dials this.
   private static final EtcdConnection ETCD = EtcdConnection.of("http://127.0.0.1:1");
 
-  private static ServiceRegistration.Builder builder() {
+  private static ServiceRegistrationBuilder builder() {
     return ServiceRegistration.builder(ETCD, "greeter", "10.0.0.7:50051");
   }
 

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.KeyLayout;
+import io.steelyard.registry.RegistryException;
 import io.steelyard.testkit.EtcdCluster;
 import java.time.Duration;
 import java.util.List;
@@ -48,15 +49,15 @@ class ServiceRegistrationIT {
   }
 
   /** A registration of a fresh address, so tests never see each other's keys. */
-  private ServiceRegistration.Builder registration() {
+  private ServiceRegistrationBuilder registration() {
     return ServiceRegistration.builder(
         EtcdConnection.of(etcd.endpoints()), "greeter", "127.0.0.1:" + PORTS.incrementAndGet());
   }
 
-  private ServiceRegistration started(ServiceRegistration.Builder b) throws Exception {
+  private ServiceRegistration started(ServiceRegistrationBuilder b) throws Exception {
     ServiceRegistration reg = b.build();
     opened.add(reg);
-    reg.start().get(10, TimeUnit.SECONDS);
+    reg.start().get(30, TimeUnit.SECONDS); // generous: the first call of a cold JVM on a busy box
     return reg;
   }
 
@@ -168,7 +169,7 @@ class ServiceRegistrationIT {
     ServiceRegistration reg = started(registration().weight(5));
     long lease = reg.leaseId();
 
-    reg.setWeight(8);
+    reg.setWeightAndWait(8);
 
     assertThat(probe.value(reg.key())).isEqualTo(reg.address() + "|8");
     assertThat(probe.lease(reg.key())).isEqualTo(lease);
@@ -181,7 +182,7 @@ class ServiceRegistrationIT {
     ServiceRegistration reg = started(registration().weight(5));
     RegisteredInstance readBefore = store.require("greeter", reg.address());
 
-    reg.setWeight(8); // the key's mod revision moves on
+    reg.setWeightAndWait(8); // the key's mod revision moves on
 
     assertThatThrownBy(() -> store.setWeight(readBefore, 3))
         .isInstanceOfSatisfying(

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -35,16 +36,23 @@ final class BinaryClusterBackend implements ClusterBackend {
 
   private final Path binary;
   private final List<String> extraArgs;
+  private final ClusterTls tls; // null: plain client port
   private final String token = "steelyard-" + UUID.randomUUID();
   private final Path root;
   private final List<BinaryMember> members = new ArrayList<>();
   /** Ports handed out before free ones, so a test can provoke a bind failure. */
   private final java.util.Deque<Integer> presetPorts = new java.util.ArrayDeque<>();
   private volatile boolean closed;
+  private boolean faultProxies; // set before start()
 
   BinaryClusterBackend(int size, Path binary, List<String> extraArgs) {
+    this(size, binary, extraArgs, null);
+  }
+
+  BinaryClusterBackend(int size, Path binary, List<String> extraArgs, ClusterTls tls) {
     this.binary = binary;
     this.extraArgs = List.copyOf(extraArgs);
+    this.tls = tls;
     try {
       this.root = Files.createTempDirectory("steelyard-etcd-");
     } catch (IOException e) {
@@ -107,20 +115,48 @@ final class BinaryClusterBackend implements ClusterBackend {
     }
   }
 
+  boolean tls() {
+    return tls != null;
+  }
+
+  @Override
+  public URI probeEndpoint(EtcdMember member) {
+    return ((BinaryMember) member).probeEndpoint();
+  }
+
   boolean isClosed() {
     return closed;
+  }
+
+  /** Puts a {@link FaultProxy} in front of every member's client and peer port; before start(). */
+  void enableFaultProxies() {
+    if (!SocketOwners.supported()) {
+      throw new IllegalStateException(
+          "partitionable(): needs Linux's /proc to tell which member dialed a peer connection");
+    }
+    faultProxies = true;
+  }
+
+  /** Wakes every proxy to re-evaluate its links after a member's partition changed. */
+  void recheckProxies() {
+    for (BinaryMember member : members) {
+      member.proxies().forEach(FaultProxy::recheck);
+    }
   }
 
   @Override
   public void start() {
     for (int attempt = 1; ; attempt++) {
       assignFreePorts();
+      if (faultProxies) {
+        startProxies(); // after the ports: each proxy forwards to its member's real ports
+      }
       log.debug("starting {} etcd member(s) from {} in {} (attempt {})", members.size(), binary, root, attempt);
       try {
         members.forEach(BinaryMember::launch);
         // Every member must be launched before any can become healthy: they need a quorum.
         for (BinaryMember member : members) {
-          member.awaitReady(() -> EtcdHttp.isHealthy(member.clientEndpoint()));
+          member.awaitReady(() -> EtcdHttp.isHealthy(member.probeEndpoint()));
         }
         return;
       } catch (RuntimeException e) {
@@ -147,8 +183,11 @@ final class BinaryClusterBackend implements ClusterBackend {
   }
 
   List<String> etcdCommand(BinaryMember member) {
-    String client = member.clientEndpoint().toString();
-    String peer = member.peerUrl().toString();
+    String client = member.directClientEndpoint().toString();
+    String listenClient = tls == null ? client : client + "," + member.probeEndpoint();
+    String advertisedClient = member.clientEndpoint().toString(); // the proxy, when there is one
+    String peer = member.listenPeerUrl().toString();
+    String advertisedPeer = member.peerUrl().toString();
     String initialCluster =
         members.stream().map(m -> m.name() + "=" + m.peerUrl()).collect(Collectors.joining(","));
     List<String> command = new ArrayList<>();
@@ -158,15 +197,27 @@ final class BinaryClusterBackend implements ClusterBackend {
         List.of(
             "--name", member.name(),
             "--data-dir", member.dataDir().toString(),
-            "--listen-client-urls", client,
-            "--advertise-client-urls", client,
+            "--listen-client-urls", listenClient,
+            "--advertise-client-urls", advertisedClient,
             "--listen-peer-urls", peer,
-            "--initial-advertise-peer-urls", peer,
+            "--initial-advertise-peer-urls", advertisedPeer,
             "--initial-cluster", initialCluster,
             "--initial-cluster-state", "new",
             "--initial-cluster-token", token));
     command.addAll(EtcdTuning.FLAGS);
     command.addAll(List.of("--logger", "zap")); // etcd 3.4 defaults to capnslog
+    if (tls != null) {
+      command.addAll(
+          List.of(
+              "--cert-file", tls.certificates().serverCert().toString(),
+              "--key-file", tls.certificates().serverKey().toString()));
+      if (tls.clientCertAuth()) {
+        command.addAll(
+            List.of(
+                "--client-cert-auth",
+                "--trusted-ca-file", tls.certificates().caCert().toString()));
+      }
+    }
     if (supportsNoFsync(binary)) {
       command.add(EtcdTuning.NO_FSYNC);
     }
@@ -184,7 +235,73 @@ final class BinaryClusterBackend implements ClusterBackend {
         log.warn("could not kill etcd member {}", member.name(), e);
       }
     }
+    members.forEach(m -> m.proxies().forEach(FaultProxy::close));
     deleteRecursively(root);
+  }
+
+  /** {@code etcdctl snapshot save} from {@code member}; returns the snapshot's revision. */
+  long snapshot(BinaryMember member, Path file) {
+    return EtcdSnapshots.save(EtcdSnapshots.etcdctl(binary), member.directClientEndpoint(), file);
+  }
+
+  /**
+   * Stops every member, rebuilds each data directory from {@code file} with {@code etcdctl
+   * snapshot restore} (same names, peer URLs and token, hence the same member ids), and starts
+   * them again; returns once each serves.
+   */
+  void restore(Path file) {
+    Path etcdctl = EtcdSnapshots.etcdctl(binary);
+    EtcdSnapshots.revision(etcdctl, file); // a bad file fails here, before anything is stopped
+    members.forEach(BinaryMember::stop);
+    String initialCluster =
+        members.stream().map(m -> m.name() + "=" + m.peerUrl()).collect(Collectors.joining(","));
+    for (BinaryMember member : members) {
+      deleteRecursively(member.dataDir());
+      EtcdSnapshots.restore(
+          etcdctl, file, member.name(), member.dataDir(), initialCluster, token, member.peerUrl());
+    }
+    members.forEach(BinaryMember::launch);
+    for (BinaryMember member : members) {
+      member.awaitReady(() -> EtcdHttp.isHealthy(member.probeEndpoint()));
+    }
+  }
+
+  private void startProxies() {
+    for (BinaryMember member : members) {
+      member.proxies().forEach(FaultProxy::close); // a previous attempt's
+      java.net.URI client = member.directClientEndpoint();
+      java.net.URI peer = member.listenPeerUrl();
+      FaultProxy clientProxy =
+          FaultProxy.start(
+              member.name() + "-client",
+              new java.net.InetSocketAddress(client.getHost(), client.getPort()),
+              socket -> 0,
+              dialer -> member.partitioned().orElse(null) == Partition.FROM_EVERYTHING);
+      FaultProxy peerProxy =
+          FaultProxy.start(
+              member.name() + "-peer",
+              new java.net.InetSocketAddress(peer.getHost(), peer.getPort()),
+              socket -> SocketOwners.dialer(socket.getPort(), socket.getLocalPort(), memberPids()).orElse(0),
+              dialer -> member.partitioned().isPresent() || dialerPartitioned(dialer));
+      member.attachProxies(clientProxy, peerProxy);
+    }
+  }
+
+  private List<Long> memberPids() {
+    List<Long> pids = new ArrayList<>();
+    for (BinaryMember member : members) {
+      member.pid().ifPresent(pids::add);
+    }
+    return pids;
+  }
+
+  private boolean dialerPartitioned(long pid) {
+    for (BinaryMember member : members) {
+      if (pid != 0 && member.pid().orElse(0L) == pid) {
+        return member.partitioned().isPresent();
+      }
+    }
+    return false;
   }
 
   Path root() {
@@ -197,7 +314,8 @@ final class BinaryClusterBackend implements ClusterBackend {
     try {
       InetAddress loopback = InetAddress.getLoopbackAddress();
       List<Integer> ports = new ArrayList<>();
-      while (ports.size() < members.size() * 2) {
+      int perMember = tls == null ? 2 : 3;
+      while (ports.size() < members.size() * perMember) {
         if (!presetPorts.isEmpty()) {
           ports.add(presetPorts.poll());
           continue;
@@ -208,7 +326,9 @@ final class BinaryClusterBackend implements ClusterBackend {
         ports.add(socket.getLocalPort());
       }
       for (int i = 0; i < members.size(); i++) {
-        members.get(i).assignPorts(ports.get(2 * i), ports.get(2 * i + 1));
+        int first = perMember * i;
+        members.get(i).assignPorts(
+            ports.get(first), ports.get(first + 1), tls == null ? 0 : ports.get(first + 2));
       }
     } catch (IOException e) {
       throw new UncheckedIOException("cannot find free loopback ports for etcd", e);

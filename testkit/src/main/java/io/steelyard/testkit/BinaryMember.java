@@ -11,6 +11,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
@@ -57,10 +58,16 @@ final class BinaryMember implements EtcdMember {
   private final BinaryClusterBackend cluster;
   private volatile int clientPort;
   private volatile int peerPort;
+  private volatile int probePort; // 0 unless the client port speaks TLS
   // Written under this; volatile so isRunning() needs no lock (members check each other's state).
   private volatile Process watchdog;
   private volatile long etcdPid;
   private volatile ProcessHandle etcd; // null if etcd exited before we looked it up
+  // Fault tools: proxies in front of the ports (null unless the cluster is partitionable).
+  private volatile FaultProxy clientProxy;
+  private volatile FaultProxy peerProxy;
+  private volatile Partition partition; // null: not partitioned
+  private volatile boolean exitExpected; // set by stop()/kill(), so an exit on its own is reported
 
   BinaryMember(String name, Path dir, BinaryClusterBackend cluster) {
     this.name = name;
@@ -75,16 +82,56 @@ final class BinaryMember implements EtcdMember {
 
   @Override
   public URI clientEndpoint() {
-    return URI.create("http://127.0.0.1:" + clientPort);
+    FaultProxy proxy = clientProxy;
+    return proxy != null ? proxy.uri(scheme()) : directClientEndpoint();
   }
 
+  /** The port etcd itself listens on for clients, behind the fault proxy if there is one. */
+  URI directClientEndpoint() {
+    return URI.create(scheme() + "://127.0.0.1:" + clientPort);
+  }
+
+  private String scheme() {
+    return cluster.tls() ? "https" : "http";
+  }
+
+  /**
+   * Where the testkit probes health and leadership and sets up auth: etcd's own client port
+   * (never through a fault proxy, so a partition does not blind the testkit), or with TLS a
+   * second, plain client listener on loopback (never advertised), so probes need no
+   * certificates.
+   */
+  URI probeEndpoint() {
+    return probePort == 0 ? directClientEndpoint() : URI.create("http://127.0.0.1:" + probePort);
+  }
+
+  /** The peer URL the member advertises and its peers dial: the fault proxy's if there is one. */
   URI peerUrl() {
+    FaultProxy proxy = peerProxy;
+    return proxy != null ? proxy.uri("http") : listenPeerUrl();
+  }
+
+  /** The peer URL etcd itself listens on. */
+  URI listenPeerUrl() {
     return URI.create("http://127.0.0.1:" + peerPort);
   }
 
-  void assignPorts(int client, int peer) {
+  void attachProxies(FaultProxy client, FaultProxy peer) {
+    this.clientProxy = client;
+    this.peerProxy = peer;
+  }
+
+  /** The proxies in front of this member's client and peer ports, if the cluster is partitionable. */
+  List<FaultProxy> proxies() {
+    FaultProxy c = clientProxy;
+    FaultProxy p = peerProxy;
+    return c == null ? List.of() : List.of(c, p);
+  }
+
+  void assignPorts(int client, int peer, int probe) {
     this.clientPort = client;
     this.peerPort = peer;
+    this.probePort = probe;
   }
 
   Path dir() {
@@ -121,6 +168,10 @@ final class BinaryMember implements EtcdMember {
     if (!isRunning()) {
       return;
     }
+    if (isFrozen()) {
+      signal("CONT"); // a stopped process keeps SIGTERM pending until it runs again
+    }
+    exitExpected = true;
     log.debug("stopping {} (pid {})", name, etcd.pid());
     etcd.destroy();
     if (!awaitExit(STOP_TIMEOUT)) {
@@ -135,6 +186,7 @@ final class BinaryMember implements EtcdMember {
     if (!isRunning()) {
       return;
     }
+    exitExpected = true;
     log.debug("killing {} (pid {})", name, etcd.pid());
     etcd.destroyForcibly();
     if (!awaitExit(STOP_TIMEOUT)) {
@@ -153,8 +205,8 @@ final class BinaryMember implements EtcdMember {
     // Decided before launch, which would make this member count itself among the running ones.
     BooleanSupplier ready =
         cluster.quorumRunning()
-            ? () -> EtcdHttp.isHealthy(clientEndpoint())
-            : () -> EtcdHttp.listening(clientEndpoint());
+            ? () -> EtcdHttp.isHealthy(probeEndpoint())
+            : () -> EtcdHttp.listening(probeEndpoint());
     launch();
     try {
       awaitReady(ready);
@@ -169,6 +221,88 @@ final class BinaryMember implements EtcdMember {
   public void restart() {
     stop();
     start();
+  }
+
+  @Override
+  public synchronized void freeze() {
+    if (!isRunning()) {
+      throw new IllegalStateException("freeze: etcd member " + name + " is not running");
+    }
+    signal("STOP");
+    EtcdHttp.await(name + " frozen", this::isFrozen, this::isRunning, STOP_TIMEOUT, () -> "");
+    log.debug("froze {} (pid {})", name, etcdPid);
+  }
+
+  @Override
+  public synchronized void resume() {
+    if (!isRunning() || !isFrozen()) {
+      return;
+    }
+    signal("CONT");
+    EtcdHttp.await(name + " resumed", () -> !isFrozen(), this::isRunning, STOP_TIMEOUT, () -> "");
+    log.debug("resumed {} (pid {})", name, etcdPid);
+  }
+
+  /** Whether the process is stopped by a signal: state {@code T} in {@code /proc/PID/stat}. */
+  @Override
+  public boolean isFrozen() {
+    if (!isRunning()) {
+      return false;
+    }
+    try {
+      String stat = Files.readString(Path.of("/proc", Long.toString(etcdPid), "stat"), StandardCharsets.US_ASCII);
+      // "PID (comm) S ...": the state follows the last ')', since comm may hold spaces or parens.
+      int close = stat.lastIndexOf(')');
+      return close > 0 && close + 2 < stat.length() && stat.charAt(close + 2) == 'T';
+    } catch (IOException | UncheckedIOException e) {
+      return false;
+    }
+  }
+
+  @Override
+  public void partition(Partition how) {
+    Objects.requireNonNull(how, "how");
+    if (clientProxy == null) {
+      throw new IllegalStateException(
+          "partition: etcd member " + name + " has no fault proxies; build the cluster with partitionable()");
+    }
+    partition = how;
+    cluster.recheckProxies();
+    log.debug("partitioned {} {}", name, how);
+  }
+
+  @Override
+  public void heal() {
+    partition = null;
+    cluster.recheckProxies();
+    log.debug("healed {}", name);
+  }
+
+  @Override
+  public Optional<Partition> partitioned() {
+    return Optional.ofNullable(partition);
+  }
+
+  @Override
+  public double metric(String name, String... labelPairs) {
+    return EtcdGateway.metric(directClientEndpoint(), name, labelPairs);
+  }
+
+  private void signal(String signal) {
+    try {
+      Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(etcdPid))
+          .redirectErrorStream(true)
+          .start();
+      String out = new String(kill.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
+      if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
+        throw new IllegalStateException("kill -" + signal + " " + etcdPid + " (" + name + ") failed: " + out);
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot signal etcd member " + name, e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while signalling " + name, e);
+    }
   }
 
   /** Starts the process without waiting for it to serve. */
@@ -205,7 +339,16 @@ final class BinaryMember implements EtcdMember {
       }
       etcdPid = Long.parseLong(line.trim());
       // The watchdog reports the PID right after fork; if etcd already exited, of() is empty.
+      exitExpected = false;
       etcd = ProcessHandle.of(etcdPid).orElse(null);
+      if (etcd != null) {
+        long pid = etcdPid;
+        etcd.onExit().thenRun(() -> {
+          if (!exitExpected && !cluster.isClosed()) {
+            log.warn("etcd member {} (pid {}) exited on its own{}", name, pid, logTail());
+          }
+        });
+      }
     } catch (IOException e) {
       throw new UncheckedIOException("cannot start etcd member " + name, e);
     }

@@ -75,10 +75,17 @@ public final class EtcdCluster implements BeforeAllCallback, AfterAllCallback, A
     DOCKER
   }
 
+  /** The backend quota members run with unless {@link Builder#quotaBackendBytes} says otherwise. */
+  static final long DEFAULT_QUOTA_BACKEND_BYTES = 256L * 1024 * 1024;
+
   private final int size;
   private final Backend requestedBackend;
   private final Path etcdBinary;
   private final List<String> extraArgs;
+  private final boolean partitionable;
+  private final long quotaBackendBytes;
+  private final ClusterTls tls;
+  private final String rootPassword;
 
   private ClusterBackend backend; // guarded by this
   private boolean closed; // guarded by this
@@ -88,8 +95,20 @@ public final class EtcdCluster implements BeforeAllCallback, AfterAllCallback, A
     this.size = builder.members;
     this.requestedBackend = builder.backend;
     this.etcdBinary = builder.etcdBinary;
-    this.extraArgs = builder.extraArgs;
+    this.partitionable = builder.partitionable;
+    this.quotaBackendBytes = builder.quotaBackendBytes;
+    List<String> args = new ArrayList<>(builder.extraArgs);
+    if (builder.quotaBackendBytes != DEFAULT_QUOTA_BACKEND_BYTES) {
+      // After the backends' own default: etcd takes the last occurrence of a flag.
+      args.addAll(List.of("--quota-backend-bytes", Long.toString(builder.quotaBackendBytes)));
+    }
+    this.extraArgs = List.copyOf(args);
+    this.tls = builder.tls;
+    this.rootPassword = builder.rootPassword;
   }
+
+  /** The user {@link Builder#rootPassword} creates: {@value}. */
+  public static final String ROOT_USER = "root";
 
   /** A builder with defaults: one member, {@link Backend#AUTO}. */
   public static Builder builder() {
@@ -102,8 +121,52 @@ public final class EtcdCluster implements BeforeAllCallback, AfterAllCallback, A
     private Backend backend = Backend.AUTO;
     private Path etcdBinary;
     private List<String> extraArgs = List.of();
+    private boolean partitionable;
+    private long quotaBackendBytes = DEFAULT_QUOTA_BACKEND_BYTES;
+    private ClusterTls tls;
+    private String rootPassword;
 
     private Builder() {}
+
+    /**
+     * Serve clients over TLS with {@code certs}' server certificate ({@code https://} endpoints);
+     * clients need no certificate of their own. Binary backend only.
+     */
+    public Builder tls(TestCertificates certs) {
+      checkTlsUnset();
+      this.tls = new ClusterTls(Objects.requireNonNull(certs, "certs"), false);
+      return this;
+    }
+
+    /**
+     * Serve clients over mutual TLS: as {@link #tls} and every client must present a certificate
+     * signed by {@code certs}' CA ({@code --client-cert-auth}). Binary backend only.
+     */
+    public Builder mutualTls(TestCertificates certs) {
+      checkTlsUnset();
+      this.tls = new ClusterTls(Objects.requireNonNull(certs, "certs"), true);
+      return this;
+    }
+
+    private void checkTlsUnset() {
+      if (tls != null) {
+        throw new IllegalStateException("tls already set");
+      }
+    }
+
+    /**
+     * Once started, create the user {@value EtcdCluster#ROOT_USER} with this password and the
+     * {@code root} role, and enable auth: from then on every client must log in. Short token
+     * lifetimes for expiry tests go through {@link #extraArgs}, e.g. {@code "--auth-token-ttl",
+     * "2"} (simple tokens, etcd's default).
+     */
+    public Builder rootPassword(String password) {
+      if (rootPassword != null) {
+        throw new IllegalStateException("rootPassword already set");
+      }
+      this.rootPassword = Objects.requireNonNull(password, "password");
+      return this;
+    }
 
     /** Number of members; 1 or 3 are the useful ones, 1 to 5 are accepted. Default 1. */
     public Builder members(int n) {
@@ -132,6 +195,28 @@ public final class EtcdCluster implements BeforeAllCallback, AfterAllCallback, A
       List<String> args = Arrays.asList(a);
       args.forEach(arg -> Objects.requireNonNull(arg, "extraArgs element"));
       this.extraArgs = List.copyOf(args);
+      return this;
+    }
+
+    /**
+     * Runs every member behind {@link FaultProxy}s on its client and peer ports, so that {@link
+     * EtcdMember#partition(Partition)} can cut it off. Client endpoints are then the proxies'.
+     * Binary backend on Linux only (a proxy tells which member dialed it from {@code /proc}).
+     */
+    public Builder partitionable() {
+      this.partitionable = true;
+      return this;
+    }
+
+    /**
+     * etcd's {@code --quota-backend-bytes} for every member; default 256 MiB. A few MiB make
+     * {@link EtcdCluster#fillQuota()} cheap.
+     */
+    public Builder quotaBackendBytes(long bytes) {
+      if (bytes < 1024 * 1024) {
+        throw new IllegalArgumentException("quotaBackendBytes: " + bytes + " (expected: >= 1 MiB)");
+      }
+      this.quotaBackendBytes = bytes;
       return this;
     }
 
@@ -180,8 +265,14 @@ public final class EtcdCluster implements BeforeAllCallback, AfterAllCallback, A
     OPEN.add(this);
     backend = created;
     try {
+      if (partitionable) {
+        binary("partitionable()", created).enableFaultProxies();
+      }
       created.start();
       awaitHealthy(START_TIMEOUT);
+      if (rootPassword != null) {
+        EtcdHttp.enableAuth(created.probeEndpoint(created.members().get(0)), ROOT_USER, rootPassword);
+      }
     } catch (RuntimeException e) {
       backend = null;
       OPEN.remove(this);
@@ -194,12 +285,15 @@ public final class EtcdCluster implements BeforeAllCallback, AfterAllCallback, A
   private ClusterBackend createBackend() {
     switch (requestedBackend) {
       case BINARY:
-        return new BinaryClusterBackend(size, BinaryClusterBackend.resolveBinary(etcdBinary), extraArgs);
+        return new BinaryClusterBackend(size, BinaryClusterBackend.resolveBinary(etcdBinary), extraArgs, tls);
       case DOCKER:
+        if (tls != null) {
+          throw new IllegalStateException("TLS clusters need the binary backend");
+        }
         return new DockerClusterBackend(size, extraArgs);
       case AUTO:
       default:
-        if (dockerAvailable()) {
+        if (tls == null && dockerAvailable()) {
           return new DockerClusterBackend(size, extraArgs);
         }
         if (etcdBinary == null && System.getenv("ETCD_BINARY") == null && BinaryClusterBackend.findOnPath() == null) {
@@ -207,7 +301,7 @@ public final class EtcdCluster implements BeforeAllCallback, AfterAllCallback, A
               "no etcd available: Docker is not running and there is no etcd binary. "
                   + BinaryClusterBackend.INSTALL_HINT);
         }
-        return new BinaryClusterBackend(size, BinaryClusterBackend.resolveBinary(etcdBinary), extraArgs);
+        return new BinaryClusterBackend(size, BinaryClusterBackend.resolveBinary(etcdBinary), extraArgs, tls);
     }
   }
 
@@ -234,6 +328,157 @@ public final class EtcdCluster implements BeforeAllCallback, AfterAllCallback, A
     }
   }
 
+  /**
+   * Undoes every member fault: resumes frozen members, heals partitions, starts members that were
+   * stopped or killed, and waits until the cluster is healthy. For the {@code @AfterEach} of
+   * tests that share one cluster between fault cases.
+   *
+   * @throws IllegalStateException if the cluster is not healthy within {@code timeout}
+   */
+  public void undoFaults(Duration timeout) {
+    for (EtcdMember m : members()) {
+      if (m.isFrozen()) {
+        m.resume();
+      }
+      if (m.partitioned().isPresent()) {
+        m.heal();
+      }
+      m.start();
+    }
+    awaitHealthy(timeout);
+  }
+
+  /**
+   * Writes filler values (outside any registry prefix) until etcd refuses one with "database space
+   * exceeded" and raises its NOSPACE alarm, after which the cluster accepts only reads, deletes,
+   * compaction, defragmentation and alarm changes. Build the cluster with a small {@link
+   * Builder#quotaBackendBytes} (at most 64 MiB). Returns the bytes written.
+   *
+   * <pre>{@code
+   * EtcdCluster etcd = EtcdCluster.builder().members(3).quotaBackendBytes(8 << 20).build();
+   * etcd.fillQuota();    // NOSPACE: puts and lease grants fail
+   * etcd.freeQuota();    // delete filler, compact, defragment every member, disarm
+   * }</pre>
+   */
+  public long fillQuota() {
+    long written = EtcdQuota.fill(anyServing(), quotaBackendBytes);
+    EtcdHttp.await(
+        "NOSPACE alarm", () -> alarms().contains("NOSPACE"), () -> true, Duration.ofSeconds(10), () -> "");
+    log.info("filled the etcd quota ({} bytes) with {} bytes: NOSPACE", quotaBackendBytes, written);
+    return written;
+  }
+
+  /**
+   * Frees the space {@link #fillQuota()} took, as etcd's maintenance guide says: deletes the
+   * filler, compacts at that revision, defragments every running member and disarms NOSPACE.
+   * Every running member must be reachable.
+   */
+  public void freeQuota() {
+    List<URI> running = members().stream().filter(EtcdMember::isRunning).map(this::probe).toList();
+    EtcdQuota.free(anyServing(), running);
+    EtcdHttp.await(
+        "NOSPACE disarmed", () -> !alarms().contains("NOSPACE"), () -> true, Duration.ofSeconds(10), () -> "");
+    log.info("freed the etcd quota and disarmed NOSPACE");
+  }
+
+  /** The cluster's active alarm types, e.g. {@code [NOSPACE]}; one entry per member and alarm. */
+  public List<String> alarms() {
+    return EtcdQuota.alarms(anyServing()).stream().map(EtcdQuota.Alarm::type).toList();
+  }
+
+  /**
+   * Saves a snapshot of the leader's data to {@code file} with {@code etcdctl snapshot save};
+   * returns the revision it holds. Binary backend.
+   */
+  public long snapshot(Path file) {
+    Objects.requireNonNull(file, "file");
+    BinaryClusterBackend b = binary("snapshot", currentBackend());
+    long revision = b.snapshot((BinaryMember) leader(), file);
+    log.info("etcd snapshot at revision {} saved to {}", revision, file);
+    return revision;
+  }
+
+  /**
+   * Restores the whole cluster from a {@link #snapshot} taken earlier, as an operator recovers
+   * from a disaster: stops every member, rebuilds each data directory with {@code etcdctl snapshot
+   * restore} (same member names, peer URLs and cluster token), starts them and waits until the
+   * cluster is healthy. Keys, values and leases are those of the snapshot and the revision goes
+   * back to the snapshot's (etcd 3.4 has no {@code --bump-revision}); leases in it are live again
+   * with their full TTL. Binary backend.
+   */
+  public void restore(Path file) {
+    Objects.requireNonNull(file, "file");
+    binary("restore", currentBackend()).restore(file);
+    awaitHealthy(START_TIMEOUT);
+    log.info("etcd cluster restored from {}", file);
+  }
+
+  private synchronized ClusterBackend currentBackend() {
+    if (backend == null) {
+      throw new IllegalStateException(closed ? "etcd cluster already closed" : "etcd cluster not started");
+    }
+    return backend;
+  }
+
+  private static BinaryClusterBackend binary(String what, ClusterBackend b) {
+    if (b instanceof BinaryClusterBackend binary) {
+      return binary;
+    }
+    throw new UnsupportedOperationException(what + ": needs the binary backend (EtcdCluster.Backend.BINARY)");
+  }
+
+  /** A running member that answers, the leader if there is one. */
+  private URI anyServing() {
+    Optional<Integer> leader = findLeader();
+    if (leader.isPresent()) {
+      return probe(member(leader.get()));
+    }
+    return members().stream()
+        .filter(EtcdMember::isRunning)
+        .map(this::probe)
+        .filter(EtcdHttp::isHealthy)
+        .findFirst()
+        .orElseThrow(() -> new IllegalStateException("no etcd member answers: " + describe()));
+  }
+
+  private synchronized URI probe(EtcdMember member) {
+    if (backend == null) {
+      throw new IllegalStateException(closed ? "etcd cluster already closed" : "etcd cluster not started");
+    }
+    return backend.probeEndpoint(member);
+  }
+
+  /**
+   * Adds users and roles; the cluster must have been built with {@link Builder#rootPassword}.
+   *
+   * @throws IllegalStateException if auth was not enabled by the testkit
+   */
+  public EtcdAuthAdmin authAdmin() {
+    if (rootPassword == null) {
+      throw new IllegalStateException("auth not enabled: build the cluster with rootPassword(...)");
+    }
+    EtcdMember running =
+        members().stream().filter(EtcdMember::isRunning).findFirst()
+            .orElseThrow(() -> new IllegalStateException("no etcd member running"));
+    return new EtcdAuthAdmin(probe(running), rootPassword);
+  }
+
+  /**
+   * Whether any member's etcd log contains {@code text}, e.g. {@code "invalid auth token"} to
+   * prove a test really made etcd refuse an expired token. Binary backend only.
+   */
+  public boolean logsContain(String text) {
+    Objects.requireNonNull(text, "text");
+    ClusterBackend b;
+    synchronized (this) {
+      b = backend;
+    }
+    if (!(b instanceof BinaryClusterBackend binary)) {
+      throw new UnsupportedOperationException("member logs are read with the binary backend only");
+    }
+    return binary.members().stream().anyMatch(m -> m.logContains(text));
+  }
+
   /** The number of members. */
   public int size() {
     return size;
@@ -257,7 +502,7 @@ public final class EtcdCluster implements BeforeAllCallback, AfterAllCallback, A
   }
 
   /**
-   * Each member's client URL, e.g. {@code http://127.0.0.1:40001}, in index order. Stable across
+   * Each member's client URL, e.g. {@code http://127.0.0.1:40001} ({@code https://} with TLS), in index order. Stable across
    * member restarts with the binary backend; re-read it after a restart with Docker.
    */
   public List<URI> clientEndpoints() {
@@ -304,7 +549,7 @@ public final class EtcdCluster implements BeforeAllCallback, AfterAllCallback, A
     EtcdHttp.await(
         "etcd cluster " + all,
         () ->
-            all.stream().filter(EtcdMember::isRunning).allMatch(m -> EtcdHttp.isHealthy(m.clientEndpoint()))
+            all.stream().filter(EtcdMember::isRunning).allMatch(m -> EtcdHttp.isHealthy(probe(m)))
                 && findLeader().isPresent(),
         () -> true,
         timeout,
@@ -317,7 +562,7 @@ public final class EtcdCluster implements BeforeAllCallback, AfterAllCallback, A
     for (int i = 0; i < all.size(); i++) {
       EtcdMember member = all.get(i);
       if (member.isRunning()
-          && EtcdHttp.status(member.clientEndpoint()).map(EtcdHttp.Status::isLeader).orElse(false)) {
+          && EtcdHttp.status(probe(member)).map(EtcdHttp.Status::isLeader).orElse(false)) {
         return Optional.of(i);
       }
     }
@@ -332,8 +577,8 @@ public final class EtcdCluster implements BeforeAllCallback, AfterAllCallback, A
         state = "stopped";
       } else {
         state =
-            (EtcdHttp.isHealthy(member.clientEndpoint()) ? "healthy" : "unhealthy")
-                + EtcdHttp.status(member.clientEndpoint())
+            (EtcdHttp.isHealthy(probe(member)) ? "healthy" : "unhealthy")
+                + EtcdHttp.status(probe(member))
                     .map(s -> s.isLeader() ? ", leader" : ", leader=" + s.leaderId())
                     .orElse(", no status");
       }

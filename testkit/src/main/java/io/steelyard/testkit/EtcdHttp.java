@@ -27,6 +27,7 @@ final class EtcdHttp {
           .connectTimeout(Duration.ofSeconds(1))
           .build();
   private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(2);
+  private static final Duration SETUP_TIMEOUT = Duration.ofSeconds(15);
   private static final long POLL_MILLIS = 100;
   private static final Pattern HEALTHY = Pattern.compile("\"health\"\\s*:\\s*\"?true\"?");
   private static final Pattern MEMBER_ID = Pattern.compile("\"member_id\"\\s*:\\s*\"?(\\d+)\"?");
@@ -81,6 +82,73 @@ final class EtcdHttp {
               }
               return Optional.of(new Status(member.group(1), leader.group(1)));
             });
+  }
+
+  /**
+   * Creates {@code user} with {@code password} and the {@code root} role, then enables auth,
+   * through etcd's JSON gateway (so the testkit needs no etcd client).
+   *
+   * @throws IllegalStateException naming the step etcd refused
+   */
+  static void enableAuth(URI endpoint, String user, String password) {
+    post(endpoint, "/v3/auth/user/add", "{\"name\":" + json(user) + ",\"password\":" + json(password) + "}", null);
+    post(endpoint, "/v3/auth/role/add", "{\"name\":\"root\"}", null);
+    post(endpoint, "/v3/auth/user/grant", "{\"user\":" + json(user) + ",\"role\":\"root\"}", null);
+    post(endpoint, "/v3/auth/enable", "{}", null);
+  }
+
+  private static final Pattern TOKEN = Pattern.compile("\"token\"\\s*:\\s*\"([^\"]+)\"");
+
+  /** A token for {@code user}, for {@link #post}'s {@code token}. */
+  static String authenticate(URI endpoint, String user, String password) {
+    String body =
+        post(endpoint, "/v3/auth/authenticate", "{\"name\":" + json(user) + ",\"password\":" + json(password) + "}", null);
+    Matcher m = TOKEN.matcher(body);
+    if (!m.find()) {
+      throw new IllegalStateException("etcd gave no token for " + user + ": " + body);
+    }
+    return m.group(1);
+  }
+
+  /** POSTs {@code body} (JSON), as {@code token}'s user if not null; returns the response body. */
+  static String post(URI endpoint, String path, String body, String token) {
+    HttpRequest.Builder b =
+        HttpRequest.newBuilder(endpoint.resolve(path))
+            // One-shot set-up calls, not polled probes: patient enough for a loaded CI machine.
+            .timeout(SETUP_TIMEOUT)
+            .header("Content-Type", "application/json")
+            .POST(HttpRequest.BodyPublishers.ofString(body));
+    if (token != null) {
+      b.header("Authorization", token);
+    }
+    HttpRequest request = b.build();
+    try {
+      HttpResponse<String> response = CLIENT.send(request, HttpResponse.BodyHandlers.ofString());
+      if (response.statusCode() != 200) {
+        throw new IllegalStateException(
+            "etcd refused " + path + ": HTTP " + response.statusCode() + " " + response.body());
+      }
+      return response.body();
+    } catch (IOException e) {
+      throw new IllegalStateException("etcd at " + endpoint + " did not answer " + path, e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while calling " + path, e);
+    }
+  }
+
+  static String json(String s) {
+    StringBuilder sb = new StringBuilder("\"");
+    for (char c : s.toCharArray()) {
+      if (c == '"' || c == '\\') {
+        sb.append('\\').append(c);
+      } else if (c < 0x20) {
+        sb.append(String.format("\\u%04x", (int) c));
+      } else {
+        sb.append(c);
+      }
+    }
+    return sb.append('"').toString();
   }
 
   /**

@@ -23,8 +23,21 @@ import java.util.concurrent.CountDownLatch;
  * /dev/null} and relies on signals alone. {@code --ignore-stdin} does the same explicitly.
  *
  * <p>Options: {@code --members N} (1..5, default 1), {@code --backend auto|binary|docker} (default
- * auto), {@code --etcd-binary PATH}, {@code --ignore-stdin}; anything after {@code --} is passed
- * to every etcd member. Exit codes: 0 after stdin EOF, 1 if etcd cannot start (one-line reason on
+ * auto), {@code --etcd-binary PATH}, {@code --ignore-stdin}, {@code --partitionable} (members
+ * behind fault proxies), {@code --quota-backend-bytes N}, {@code --control}; anything after
+ * {@code --} is passed to every etcd member.
+ *
+ * <p>With {@code --control}, stdin carries fault commands, one per line, each answered by one
+ * line on stdout ({@code OK[ result]} or {@code ERR reason}); see {@link LauncherControl}:
+ *
+ * <pre>{@code
+ * mkfifo ctl; java ... EtcdLauncher --members 3 --partitionable --control < ctl > etcd.out &
+ * exec 3> ctl                      # keep the control pipe open
+ * echo "freeze leader" >&3         # etcd.out: OK
+ * echo "partition 1 peers" >&3; echo "heal 1" >&3; echo "kill 2" >&3; echo "start 2" >&3
+ * exec 3>&-                        # EOF: the launcher stops the cluster and exits 0
+ * }</pre>
+ * Exit codes: 0 after stdin EOF, 1 if etcd cannot start (one-line reason on
  * stderr), 2 for bad arguments; a signal ends it with the JVM's usual 128+signal.
  *
  * <p>From a checkout:
@@ -41,13 +54,14 @@ public final class EtcdLauncher {
 
   private static final String USAGE =
       "usage: EtcdLauncher [--members N] [--backend auto|binary|docker] [--etcd-binary PATH]"
-          + " [--ignore-stdin] [-- etcd-flags...]";
+          + " [--ignore-stdin] [--partitionable] [--quota-backend-bytes N] [--control] [-- etcd-flags...]";
 
   private EtcdLauncher() {}
 
   public static void main(String[] args) {
     EtcdCluster.Builder builder = EtcdCluster.builder();
     boolean ignoreStdin = false;
+    boolean control = false;
     try {
       List<String> extra = new ArrayList<>();
       for (int i = 0; i < args.length; i++) {
@@ -63,6 +77,15 @@ public final class EtcdLauncher {
             break;
           case "--ignore-stdin":
             ignoreStdin = true;
+            break;
+          case "--partitionable":
+            builder.partitionable();
+            break;
+          case "--quota-backend-bytes":
+            builder.quotaBackendBytes(parseLong("--quota-backend-bytes", value(args, ++i, "--quota-backend-bytes")));
+            break;
+          case "--control":
+            control = true;
             break;
           case "-h":
           case "--help":
@@ -98,6 +121,10 @@ public final class EtcdLauncher {
     out.println("ETCD_ENDPOINTS=" + cluster.endpoints());
     out.flush();
 
+    if (control) {
+      serveControl(new LauncherControl(cluster), System.in, out);
+      System.exit(0);
+    }
     if (!ignoreStdin && !stdinIsDevNull()) {
       drain(System.in);
       System.exit(0); // the shutdown hooks close the cluster
@@ -130,6 +157,32 @@ public final class EtcdLauncher {
       return EtcdCluster.Backend.valueOf(text.toUpperCase(Locale.ROOT));
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException("--backend: " + text + " (expected: auto, binary or docker)", e);
+    }
+  }
+
+  private static long parseLong(String option, String text) {
+    try {
+      return Long.parseLong(text);
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(option + ": " + text + " (expected: a number of bytes)", e);
+    }
+  }
+
+  /** Answers each command line until EOF, which means the caller is done. */
+  private static void serveControl(LauncherControl control, InputStream in, PrintStream out) {
+    java.io.BufferedReader reader =
+        new java.io.BufferedReader(new java.io.InputStreamReader(in, java.nio.charset.StandardCharsets.UTF_8));
+    try {
+      String line;
+      while ((line = reader.readLine()) != null) {
+        if (line.isBlank()) {
+          continue;
+        }
+        out.println(control.execute(line));
+        out.flush();
+      }
+    } catch (IOException e) {
+      // a broken stdin means the same as EOF
     }
   }
 

@@ -65,6 +65,36 @@ class EtcdLauncherTest {
     Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> !java.nio.file.Files.exists(clusterDir));
   }
 
+  @Test
+  void controlCommandsOnStdinDriveFaultsAndAnswerOneLineEach() throws Exception {
+    launcher = launch("--members", "3", "--partitionable", "--control");
+    BufferedReader stdout = stdout(launcher);
+    List<URI> endpoints = endpoints(stdout.readLine());
+    java.io.PrintStream stdin = new java.io.PrintStream(launcher.getOutputStream(), true, StandardCharsets.UTF_8);
+
+    assertThat(command(stdin, stdout, "leader")).matches("OK [012]");
+    int leader = Integer.parseInt(command(stdin, stdout, "leader").substring(3));
+    assertThat(command(stdin, stdout, "freeze leader")).isEqualTo("OK");
+    assertThat(EtcdHttp.answers(endpoints.get(leader))).as("frozen").isFalse();
+    assertThat(command(stdin, stdout, "resume " + leader)).isEqualTo("OK");
+    assertThat(command(stdin, stdout, "partition 1 everything")).isEqualTo("OK");
+    assertThat(EtcdHttp.answers(endpoints.get(1))).as("partitioned from clients").isFalse();
+    assertThat(command(stdin, stdout, "heal 1")).isEqualTo("OK");
+    assertThat(command(stdin, stdout, "await-healthy 30")).isEqualTo("OK");
+    assertThat(command(stdin, stdout, "alarms")).isEqualTo("OK");
+    assertThat(command(stdin, stdout, "kill 7")).startsWith("ERR kill: member 7 (expected: 0..2 or leader)");
+    assertThat(command(stdin, stdout, "shake 1")).startsWith("ERR unknown command: shake");
+
+    stdin.close();
+    assertThat(launcher.waitFor(20, TimeUnit.SECONDS)).isTrue();
+    assertThat(launcher.exitValue()).isZero();
+  }
+
+  private static String command(java.io.PrintStream stdin, BufferedReader stdout, String line) throws Exception {
+    stdin.println(line);
+    return stdout.readLine();
+  }
+
   private static Process launch(String... args) throws Exception {
     Path java = Path.of(System.getProperty("java.home"), "bin", "java");
     List<String> command =

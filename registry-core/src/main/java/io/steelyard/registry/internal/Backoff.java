@@ -47,6 +47,11 @@ public final class Backoff {
     return Math.max(1, Math.min(maxNanos, jittered));
   }
 
+  /** The delay at the cap, jittered below it: for failures that a quick retry cannot fix. */
+  public long cappedDelayNanos() {
+    return delayNanos(62);
+  }
+
   private static long saturatedShift(long value, int shift) {
     if (value > (Long.MAX_VALUE >> shift)) {
       return Long.MAX_VALUE;

@@ -35,6 +35,13 @@ class BackoffTest {
   }
 
   @Test
+  void theCappedDelayIsTheMaximumJitteredBelowIt() {
+    assertThat(backoff(0.5).cappedDelayNanos()).isEqualTo(Duration.ofSeconds(5).toNanos());
+    assertThat(backoff(0.0).cappedDelayNanos()).isEqualTo(Duration.ofSeconds(4).toNanos());
+    assertThat(backoff(0.99).cappedDelayNanos()).isEqualTo(Duration.ofSeconds(5).toNanos());
+  }
+
+  @Test
   void isCappedAtTheMaximum() {
     Backoff b = backoff(0.5);
     assertThat(b.delayNanos(5)).isEqualTo(Duration.ofSeconds(5).toNanos());

@@ -1,0 +1,376 @@
+package io.steelyard.cli;
+
+import static java.util.Objects.requireNonNull;
+
+import io.etcd.jetcd.Client;
+import io.steelyard.agent.InstanceStore;
+import io.steelyard.registry.EtcdConnection;
+import io.steelyard.registry.KeyLayout;
+import io.steelyard.registry.RegistryException;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import javax.annotation.Nullable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.ScopeType;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine;
+
+/**
+ * The {@code steelyard} operator CLI: list, weight, drain/undrain, register (sidecar),
+ * deregister and watch instances registered in etcd.
+ *
+ * <p>Exit codes: {@value #EXIT_OK} success; {@value #EXIT_FAILED} the operation failed (not
+ * registered, etcd unreachable within {@code --timeout}, revision conflict), with a one-line
+ * reason on stderr; {@value #EXIT_USAGE} usage error (bad service name, address, weight, unknown
+ * option). Every input is validated before etcd is contacted, so bad input never touches etcd.
+ *
+ * <pre>{@code
+ * steelyard --endpoints http://10.0.0.1:2379 weight set greeter 10.0.0.7:50051 8
+ * }</pre>
+ */
+@Command(
+    name = "steelyard",
+    mixinStandardHelpOptions = true,
+    versionProvider = SteelyardCli.Version.class,
+    sortOptions = false,
+    usageHelpAutoWidth = true,
+    description = {
+      "Operate the steelyard service registry in etcd: list instances, change",
+      "weights, drain, run a registration sidecar, watch changes.",
+      "Global options go before or after the command.",
+    },
+    footer = {
+      "",
+      "Exit codes:",
+      "  0  success",
+      "  1  the operation failed: not registered, etcd unreachable within",
+      "     --timeout, revision conflict (one line on stderr)",
+      "  2  usage error: bad service name, address, weight or option",
+      "",
+      "Example:",
+      "  steelyard --endpoints http://10.0.0.1:2379 list greeter",
+    },
+    subcommands = {
+      ListCommand.class,
+      WeightCommand.class,
+      DrainCommand.class,
+      UndrainCommand.class,
+      RegisterCommand.class,
+      DeregisterCommand.class,
+      WatchCommand.class,
+    })
+public final class SteelyardCli implements Callable<Integer> {
+
+  static final int EXIT_OK = 0;
+  static final int EXIT_FAILED = 1;
+  static final int EXIT_USAGE = 2;
+
+  /** Default for {@code --timeout}. */
+  static final String DEFAULT_TIMEOUT = "5s";
+
+  @Option(
+      names = "--endpoints",
+      paramLabel = "URLS",
+      scope = ScopeType.INHERIT,
+      description = {
+        "etcd endpoints, comma-separated. Default:",
+        "$STEELYARD_ETCD_ENDPOINTS, else",
+        EtcdConnection.DEFAULT_ENDPOINTS,
+        "Example: --endpoints http://10.0.0.1:2379"
+      })
+  @Nullable
+  String endpoints;
+
+  @Option(
+      names = "--user",
+      paramLabel = "USER:PASSWORD",
+      scope = ScopeType.INHERIT,
+      description = {"etcd user and password.", "Example: --user steelyard:secret"})
+  @Nullable
+  String user;
+
+  @Option(
+      names = "--cacert",
+      paramLabel = "FILE",
+      scope = ScopeType.INHERIT,
+      description = {"CA certificate to trust for TLS.", "Example: --cacert ca.pem"})
+  @Nullable
+  Path caCert;
+
+  @Option(
+      names = "--cert",
+      paramLabel = "FILE",
+      scope = ScopeType.INHERIT,
+      description = {"Client certificate for mutual TLS", "(needs --cacert and --key)."})
+  @Nullable
+  Path cert;
+
+  @Option(
+      names = "--key",
+      paramLabel = "FILE",
+      scope = ScopeType.INHERIT,
+      description = {"Client private key for mutual TLS", "(needs --cacert and --cert)."})
+  @Nullable
+  Path key;
+
+  @Option(
+      names = "--prefix",
+      paramLabel = "PREFIX",
+      scope = ScopeType.INHERIT,
+      defaultValue = KeyLayout.DEFAULT_PREFIX,
+      description = {"Key prefix of the registry (default: ${DEFAULT-VALUE}).", "Example: --prefix /registry"})
+  String prefix = KeyLayout.DEFAULT_PREFIX;
+
+  @Option(
+      names = "--timeout",
+      paramLabel = "DURATION",
+      scope = ScopeType.INHERIT,
+      defaultValue = DEFAULT_TIMEOUT,
+      converter = DurationConverter.class,
+      description = {
+        "How long to wait for etcd per request before",
+        "failing with exit 1 (default: ${DEFAULT-VALUE}).",
+        "Example: --timeout 500ms, 3s, 2m"
+      })
+  Duration timeout = Duration.ofSeconds(5);
+
+  @Option(
+      names = {"-v", "--verbose"},
+      scope = ScopeType.INHERIT,
+      description = {"Show stack traces of errors, and library logs.", "Example: steelyard -v list greeter"})
+  boolean verbose;
+
+  @Spec CommandSpec spec;
+
+  private final PrintWriter out;
+  private final PrintWriter err;
+  private final Map<String, String> env;
+  private final StopSignal stop;
+
+  @Nullable private Client client;
+  @Nullable private ConnectionSettings settings;
+
+  SteelyardCli(PrintWriter out, PrintWriter err, Map<String, String> env, StopSignal stop) {
+    this.out = requireNonNull(out, "out");
+    this.err = requireNonNull(err, "err");
+    this.env = requireNonNull(env, "env");
+    this.stop = requireNonNull(stop, "stop");
+  }
+
+  public static void main(String[] args) {
+    configureLogging(args);
+    PrintWriter out = new PrintWriter(System.out, true);
+    PrintWriter err = new PrintWriter(System.err, true);
+    int code = run(out, err, System.getenv(), StopSignal.onSignals(), args);
+    out.flush();
+    err.flush();
+    System.exit(code);
+  }
+
+  /**
+   * jetcd, gRPC and Netty log at DEBUG/INFO through SLF4J; a CLI's output is for its user, so the
+   * CLI's own logback configuration (WARN, to stderr) is used unless the caller chose one. The file
+   * has a name of its own so it never configures an application that embeds this module.
+   */
+  static void configureLogging(String[] args) {
+    if (System.getProperty("logback.configurationFile") == null) {
+      System.setProperty("logback.configurationFile", "io/steelyard/cli/logback-cli.xml");
+    }
+    for (String a : args) {
+      if (a.equals("-v") || a.equals("--verbose")) {
+        System.setProperty("steelyard.log.level", "INFO");
+      }
+    }
+    // grpc (and Vert.x under jetcd) log through java.util.logging, whose console handler would
+    // print two-line records of its own format on stderr: route them through SLF4J instead.
+    org.slf4j.bridge.SLF4JBridgeHandler.removeHandlersForRootLogger();
+    org.slf4j.bridge.SLF4JBridgeHandler.install();
+  }
+
+  /**
+   * Runs the CLI in-process and returns its exit code. {@code env} stands in for the process
+   * environment ({@value EtcdConnection#ENDPOINTS_ENV}). Long-running commands ({@code watch},
+   * {@code register}) stop when the calling thread is interrupted.
+   */
+  static int run(PrintWriter out, PrintWriter err, Map<String, String> env, String... args) {
+    return run(out, err, env, StopSignal.onInterrupt(), args);
+  }
+
+  static int run(
+      PrintWriter out, PrintWriter err, Map<String, String> env, StopSignal stop, String... args) {
+    SteelyardCli cli = new SteelyardCli(out, err, env, stop);
+    try {
+      return commandLine(cli).execute(args);
+    } catch (RuntimeException | LinkageError e) {
+      // picocli hands only Exceptions to the execution handler; a broken classpath is an Error.
+      return cli.handleFailure(e);
+    } finally {
+      cli.closeClient();
+      out.flush();
+      err.flush();
+    }
+  }
+
+  static CommandLine commandLine(SteelyardCli cli) {
+    CommandLine cl = new CommandLine(cli);
+    cl.setOut(cli.out);
+    cl.setErr(cli.err);
+    cl.setCaseInsensitiveEnumValuesAllowed(true);
+    cl.setParameterExceptionHandler(cli::handleUsageError);
+    cl.setExecutionExceptionHandler((e, commandLine, parseResult) -> cli.handleFailure(e));
+    return cl;
+  }
+
+  /** {@code steelyard} without a command: print the usage and fail as a usage error. */
+  @Override
+  public Integer call() {
+    throw new ParameterException(spec.commandLine(), "missing command");
+  }
+
+  private int handleUsageError(ParameterException e, String[] args) {
+    err.println("steelyard: " + oneLine(e.getMessage()));
+    if (verbose) {
+      e.printStackTrace(err);
+    }
+    String name = e.getCommandLine().getCommandSpec().qualifiedName();
+    err.println("Run '" + name + " --help' for usage.");
+    return EXIT_USAGE;
+  }
+
+  int handleFailure(Throwable e) {
+    if (e instanceof RegistryException re) {
+      err.println("steelyard: " + where(re.kind()) + oneLine(re.getMessage()));
+    } else {
+      err.println("steelyard: unexpected error: " + oneLine(String.valueOf(e)));
+    }
+    if (verbose) {
+      e.printStackTrace(err);
+    } else if (!(e instanceof RegistryException)) {
+      err.println("(run with --verbose for the stack trace)");
+    }
+    return EXIT_FAILED;
+  }
+
+  /**
+   * Which etcd a failure is about, when it is about etcd: "unreachable" only when it is, since a
+   * refused login, permission or certificate is not a network problem.
+   */
+  private String where(RegistryException.Kind kind) {
+    if (settings == null) {
+      return "";
+    }
+    String endpoints = settings.connection().endpointsString();
+    if (kind == RegistryException.Kind.UNAVAILABLE) {
+      return "etcd unreachable at " + endpoints + ": ";
+    }
+    return kind.refused() ? "etcd at " + endpoints + ": " : "";
+  }
+
+  static String oneLine(String s) {
+    return s == null ? "" : s.replaceAll("\\s*[\\r\\n]+\\s*", " ").strip();
+  }
+
+  PrintWriter out() {
+    return out;
+  }
+
+  PrintWriter err() {
+    return err;
+  }
+
+  StopSignal stopSignal() {
+    return stop;
+  }
+
+  Duration timeout() {
+    return timeout;
+  }
+
+  /**
+   * Checks every connection option and the prefix, without contacting etcd. Bad input becomes a
+   * usage error (exit 2) of {@code command}.
+   */
+  ConnectionSettings settings(CommandSpec command) {
+    return usage(
+        command,
+        () -> {
+          KeyLayout layout = KeyLayout.of(prefix);
+          if (timeout.isZero() || timeout.isNegative()) {
+            throw new IllegalArgumentException("timeout: " + timeout + " (expected: > 0)");
+          }
+          String eps = endpoints != null ? endpoints : EtcdConnection.endpointsFrom(env);
+          EtcdConnection connection =
+              EtcdConnection.builder()
+                  .endpoints(eps)
+                  .connectTimeout(timeout)
+                  .securityOptions(user, caCert, cert, key)
+                  .build();
+          return new ConnectionSettings(connection, layout);
+        });
+  }
+
+  /** Remembers where etcd is, so an "unreachable" message can say where it looked. */
+  void noteConnection(ConnectionSettings settings) {
+    this.settings = settings;
+  }
+
+  /** A jetcd client for {@code settings}, closed when the CLI returns. */
+  Client client(ConnectionSettings settings) {
+    this.settings = settings;
+    if (client == null) {
+      client = settings.connection().connect();
+    }
+    return client;
+  }
+
+  /** The store every read and rewrite goes through (the agent's code path). */
+  InstanceStore store(ConnectionSettings settings) {
+    return new InstanceStore(client(settings), settings.layout(), timeout);
+  }
+
+  /**
+   * Closes the client without letting a dead etcd hold the CLI past its timeout: jetcd's close
+   * shuts down a gRPC channel, which can wait on calls still retrying in the background.
+   */
+  void closeClient() {
+    Client c = client;
+    client = null;
+    if (c == null) {
+      return;
+    }
+    Thread closer = new Thread(c::close, "steelyard-close");
+    closer.setDaemon(true);
+    closer.start();
+    try {
+      closer.join(Math.min(timeout.toMillis(), 2_000));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /** Runs {@code check}; an {@link IllegalArgumentException} becomes a usage error of {@code command}. */
+  static <T> T usage(CommandSpec command, java.util.function.Supplier<T> check) {
+    try {
+      return check.get();
+    } catch (IllegalArgumentException e) {
+      throw new ParameterException(command.commandLine(), e.getMessage(), e);
+    }
+  }
+
+  /** Validated connection options: where etcd is and which key prefix to use. */
+  record ConnectionSettings(EtcdConnection connection, KeyLayout layout) {}
+
+  static final class Version implements CommandLine.IVersionProvider {
+    @Override
+    public String[] getVersion() {
+      String v = SteelyardCli.class.getPackage().getImplementationVersion();
+      return new String[] {"steelyard " + (v != null ? v : "(development build)")};
+    }
+  }
+}

@@ -1,0 +1,14 @@
+/**
+ * The {@code steelyard} operator CLI ({@code bin/steelyard}, see {@code docs/cli.md}); its only
+ * public type is the entry point {@link io.steelyard.cli.SteelyardCli}. Everything here is
+ * package-private and carries no compatibility promise except the command line itself: commands,
+ * options, output lines and exit codes.
+ *
+ * <p>Every read and rewrite goes through {@link io.steelyard.agent.InstanceStore} and the sidecar
+ * through {@link io.steelyard.agent.ServiceRegistration}, the agent's own code paths; input is
+ * validated before a client is built, so bad input never reaches etcd.
+ */
+@ParametersAreNonnullByDefault
+package io.steelyard.cli;
+
+import javax.annotation.ParametersAreNonnullByDefault;

@@ -1,0 +1,101 @@
+package io.steelyard.discovery;
+
+import static java.util.Objects.requireNonNull;
+
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The two etcd reads a {@link PrefixWatcher} is built on, in the engine's own small types: list a
+ * prefix, and watch a prefix from a revision. This is the seam between the engine and jetcd:
+ * {@link JetcdReader} implements it over a jetcd {@code Client} (and is covered against a real
+ * etcd by the integration tests); unit tests script it to drive every recovery path under fake
+ * time. A reader does not own its client: {@link RenewingClient} does.
+ *
+ * <p>Threading: methods may be called from any thread; futures and callbacks complete on the
+ * implementation's threads, so the engine hops onto its own executor before touching state.
+ */
+interface EtcdReader {
+
+  /**
+   * Lists every key under {@code prefix} (which ends with {@code /}). The future fails when etcd
+   * cannot be reached, refuses, or does not answer within the reader's timeout; production fails
+   * it with a classified {@link io.steelyard.registry.RegistryException}.
+   */
+  CompletableFuture<Listing> list(String prefix);
+
+  /**
+   * Watches every key under {@code prefix} from {@code fromRevision}, with etcd's
+   * require-leader (a member cut off from the quorum fails the watch instead of going silent) and
+   * created-notify (the first batch, with no event, confirms the watch). Reports at most one of
+   * {@link WatchCallbacks#onCompacted}, {@link WatchCallbacks#onError} or {@link
+   * WatchCallbacks#onCompleted}, and nothing after it; the caller still {@linkplain
+   * Watching#cancel() cancels} the watch to release it.
+   */
+  Watching watch(String prefix, long fromRevision, WatchCallbacks callbacks);
+
+  /** A key as stored: its UTF-8 name, its raw value, its mod revision. */
+  record KeyVersion(String key, byte[] value, long modRevision) {
+    public KeyVersion {
+      requireNonNull(key, "key");
+      requireNonNull(value, "value");
+    }
+  }
+
+  /** Every key under a prefix at one revision (the response header's). */
+  record Listing(long revision, List<KeyVersion> keys) {
+    public Listing {
+      keys = List.copyOf(keys);
+    }
+  }
+
+  /** One change; a delete carries the key, an empty value and the revision of the delete. */
+  record Event(boolean delete, KeyVersion kv) {
+    static Event put(String key, byte[] value, long modRevision) {
+      return new Event(false, new KeyVersion(key, value, modRevision));
+    }
+
+    static Event delete(String key, long revision) {
+      return new Event(true, new KeyVersion(key, new byte[0], revision));
+    }
+  }
+
+  /**
+   * One watch response: the answering member, the header revision and raft term, whether it is
+   * the created notification or a progress notification, and its events in revision order (none
+   * for the created notification).
+   */
+  record WatchBatch(
+      long memberId,
+      long revision,
+      long raftTerm,
+      boolean created,
+      boolean progressNotify,
+      List<Event> events) {
+    public WatchBatch {
+      events = List.copyOf(events);
+    }
+  }
+
+  /** Where a watch reports; called on the reader's threads. */
+  interface WatchCallbacks {
+    void onBatch(WatchBatch batch);
+
+    /**
+     * etcd compacted past the requested revision: events from there on are gone. The compacted
+     * revision, or -1 when etcd did not say.
+     */
+    void onCompacted(long compactedRevision);
+
+    void onError(Throwable error);
+
+    /** The watch ended without an error the reader could see. */
+    void onCompleted();
+  }
+
+  /** An open watch. */
+  interface Watching {
+    /** Stops the watch; idempotent, never throws. */
+    void cancel();
+  }
+}

@@ -1,0 +1,121 @@
+package io.steelyard.discovery;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * A fake of our {@link EtcdReader} seam (not of jetcd): it records every listing and watch the
+ * engine asks for, and the test answers them — complete a listing, confirm a watch, deliver
+ * events, fail it, compact it — in exactly the order it wants. Calls come from the test thread,
+ * which with {@link FakeScheduler} is also the watcher's thread.
+ */
+final class ScriptedEtcdReader implements EtcdReader {
+
+  /** One watch the engine opened. */
+  static final class ScriptedWatch implements Watching {
+    final String prefix;
+    final long fromRevision;
+    private final WatchCallbacks callbacks;
+    boolean cancelled;
+
+    ScriptedWatch(String prefix, long fromRevision, WatchCallbacks callbacks) {
+      this.prefix = prefix;
+      this.fromRevision = fromRevision;
+      this.callbacks = callbacks;
+    }
+
+    @Override
+    public void cancel() {
+      cancelled = true;
+    }
+
+    /** etcd's created notification: a batch with no event. */
+    void confirm(long memberId, long revision) {
+      confirm(memberId, revision, 1);
+    }
+
+    /** The created notification from a member at {@code revision} in raft term {@code term}. */
+    void confirm(long memberId, long revision, long term) {
+      callbacks.onBatch(new WatchBatch(memberId, revision, term, true, false, List.of()));
+    }
+
+    void events(long revision, Event... events) {
+      callbacks.onBatch(new WatchBatch(1, revision, 1, false, false, List.of(events)));
+    }
+
+    void progress(long revision) {
+      callbacks.onBatch(new WatchBatch(1, revision, 1, false, true, List.of()));
+    }
+
+    void compacted(long compactedRevision) {
+      callbacks.onCompacted(compactedRevision);
+    }
+
+    void fail(Throwable error) {
+      callbacks.onError(error);
+    }
+
+    void complete() {
+      callbacks.onCompleted();
+    }
+  }
+
+  final String name;
+  final List<CompletableFuture<Listing>> lists = new ArrayList<>();
+  final List<ScriptedWatch> watches = new ArrayList<>();
+
+  ScriptedEtcdReader(String name) {
+    this.name = name;
+  }
+
+  @Override
+  public CompletableFuture<Listing> list(String prefix) {
+    CompletableFuture<Listing> f = new CompletableFuture<>();
+    lists.add(f);
+    return f;
+  }
+
+  @Override
+  public Watching watch(String prefix, long fromRevision, WatchCallbacks callbacks) {
+    ScriptedWatch w = new ScriptedWatch(prefix, fromRevision, callbacks);
+    watches.add(w);
+    return w;
+  }
+
+  /** The last listing asked for, which must still be unanswered. */
+  CompletableFuture<Listing> pendingList() {
+    assertThat(lists).as("%s: listings asked for", name).isNotEmpty();
+    CompletableFuture<Listing> f = lists.get(lists.size() - 1);
+    assertThat(f).as("%s: last listing", name).isNotDone();
+    return f;
+  }
+
+  /** The last watch opened, which must still be open. */
+  ScriptedWatch openWatch() {
+    assertThat(watches).as("%s: watches opened", name).isNotEmpty();
+    ScriptedWatch w = watches.get(watches.size() - 1);
+    assertThat(w.cancelled).as("%s: last watch cancelled", name).isFalse();
+    return w;
+  }
+
+  static KeyVersion kv(String key, String value, long modRevision) {
+    return new KeyVersion(key, value.getBytes(UTF_8), modRevision);
+  }
+
+  static Listing listing(long revision, KeyVersion... keys) {
+    return new Listing(revision, List.of(keys));
+  }
+
+  static Event put(String key, String value, long modRevision) {
+    return Event.put(key, value.getBytes(UTF_8), modRevision);
+  }
+
+  @Override
+  public String toString() {
+    return name;
+  }
+}

@@ -1,0 +1,213 @@
+package io.steelyard.agent;
+
+import static com.google.common.base.Preconditions.checkArgument;
+import static java.util.Objects.requireNonNull;
+
+import com.google.common.annotations.VisibleForTesting;
+import com.google.common.base.Ticker;
+import io.etcd.jetcd.Client;
+import io.steelyard.registry.EtcdConnection;
+import io.steelyard.registry.KeyLayout;
+import io.steelyard.registry.ServiceInstance;
+import io.steelyard.registry.Validation;
+import io.steelyard.registry.ValueCodec;
+import io.steelyard.registry.ValueFormat;
+import io.steelyard.registry.internal.RenewableClient;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.ScheduledExecutorService;
+import javax.annotation.Nullable;
+
+/**
+ * Builds a {@link ServiceRegistration}; start from {@link ServiceRegistration#builder(EtcdConnection,
+ * String, String)} or {@link ServiceRegistration#builder(Client, String, String)}. Every setting is
+ * checked when set, and {@link #build()} throws {@link IllegalArgumentException} naming a bad
+ * value or combination.
+ *
+ * <pre>{@code
+ * ServiceRegistration reg = ServiceRegistration.builder(etcd, "greeter", "10.0.0.7:50051")
+ *     .weight(5)
+ *     .ttl(Duration.ofSeconds(10))
+ *     .metadata(Map.of("zone", "eu-1"))   // written as etcd-naming JSON
+ *     .build();
+ * }</pre>
+ */
+public final class ServiceRegistrationBuilder {
+
+  @Nullable private final EtcdConnection etcd;
+  @Nullable private final Client client;
+  // Read by RegistrationStateMachine when built.
+  final String service;
+  final String address;
+  int weight = Validation.DEFAULT_WEIGHT;
+  long ttlSeconds = ServiceRegistration.DEFAULT_TTL_SECONDS;
+  @Nullable private ValueFormat format;
+  Map<String, String> metadata = Map.of();
+  KeyLayout layout = KeyLayout.defaults();
+  final List<RegistrationListener> listeners = new ArrayList<>();
+  Duration operationTimeout =
+      Duration.ofMillis(ServiceRegistration.DEFAULT_OPERATION_TIMEOUT_MILLIS);
+  Duration closeTimeout = Duration.ofMillis(ServiceRegistration.DEFAULT_CLOSE_TIMEOUT_MILLIS);
+  Duration retryInitialDelay =
+      Duration.ofMillis(ServiceRegistration.DEFAULT_RETRY_INITIAL_DELAY_MILLIS);
+  Duration retryMaxDelay = Duration.ofMillis(ServiceRegistration.DEFAULT_RETRY_MAX_DELAY_MILLIS);
+  Random random = new SecureRandom();
+  ScheduledExecutorService scheduler = RegistrationScheduler.shared();
+  Ticker ticker = Ticker.systemTicker();
+
+  ServiceRegistrationBuilder(
+      @Nullable EtcdConnection etcd, @Nullable Client client, String service, String address) {
+    this.etcd = etcd;
+    this.client = client;
+    this.service = Validation.checkServiceName(service);
+    this.address = Validation.checkAddress(address);
+  }
+
+  /** The weight, {@code 0..1000000}; default {@value Validation#DEFAULT_WEIGHT}. */
+  public ServiceRegistrationBuilder weight(int weight) {
+    this.weight = Validation.checkWeight(weight);
+    return this;
+  }
+
+  /**
+   * The lease TTL, whole seconds (a fraction is rounded up), at least {@value
+   * ServiceRegistration#MIN_TTL_SECONDS} s; default {@value
+   * ServiceRegistration#DEFAULT_TTL_SECONDS} s. The key outlives a crashed server by at most this
+   * long.
+   */
+  public ServiceRegistrationBuilder ttl(Duration ttl) {
+    requireNonNull(ttl, "ttl");
+    checkArgument(
+        ttl.compareTo(Duration.ofSeconds(ServiceRegistration.MIN_TTL_SECONDS)) >= 0,
+        "ttl: %s (expected: >= %ss)", ttl, ServiceRegistration.MIN_TTL_SECONDS);
+    long s = ttl.getSeconds() + (ttl.getNano() > 0 ? 1 : 0);
+    checkArgument(s <= Integer.MAX_VALUE, "ttl: %s (expected: <= %ss)", ttl, Integer.MAX_VALUE);
+    this.ttlSeconds = s;
+    return this;
+  }
+
+  /** Like {@link #ttl(Duration)}, in seconds. */
+  public ServiceRegistrationBuilder ttlSeconds(long seconds) {
+    checkArgument(
+        seconds >= ServiceRegistration.MIN_TTL_SECONDS,
+        "ttl: %ss (expected: >= %ss)", seconds, ServiceRegistration.MIN_TTL_SECONDS);
+    return ttl(Duration.ofSeconds(seconds));
+  }
+
+  /**
+   * The value format: {@link ValueFormat#PIPE} by default, {@link ValueFormat#JSON} (etcd naming,
+   * Go-compatible) when metadata is given. {@link ValueFormat#PLAIN} carries neither weight nor
+   * metadata, so it is accepted only with weight 1 and no metadata.
+   */
+  public ServiceRegistrationBuilder format(ValueFormat format) {
+    this.format = requireNonNull(format, "format");
+    return this;
+  }
+
+  /** Metadata (zone, version, ...), written only in the JSON format; may not contain "weight". */
+  public ServiceRegistrationBuilder metadata(Map<String, String> metadata) {
+    requireNonNull(metadata, "metadata");
+    this.metadata = Map.copyOf(metadata);
+    return this;
+  }
+
+  /** The key layout; default {@link KeyLayout#defaults()} (prefix {@code /services}). */
+  public ServiceRegistrationBuilder keyLayout(KeyLayout layout) {
+    this.layout = requireNonNull(layout, "layout");
+    return this;
+  }
+
+  /** Adds a listener; see {@link RegistrationListener} for when and where it runs. */
+  public ServiceRegistrationBuilder listener(RegistrationListener listener) {
+    listeners.add(requireNonNull(listener, "listener"));
+    return this;
+  }
+
+  /**
+   * Bound on each etcd call (grant, put, revoke, ...) and on a weight update as a whole; default
+   * {@value ServiceRegistration#DEFAULT_OPERATION_TIMEOUT_MILLIS} ms.
+   */
+  public ServiceRegistrationBuilder operationTimeout(Duration timeout) {
+    this.operationTimeout = positive(timeout, "operationTimeout");
+    return this;
+  }
+
+  /**
+   * Bound on {@link ServiceRegistration#close()}; default {@value
+   * ServiceRegistration#DEFAULT_CLOSE_TIMEOUT_MILLIS} ms.
+   */
+  public ServiceRegistrationBuilder closeTimeout(Duration timeout) {
+    this.closeTimeout = positive(timeout, "closeTimeout");
+    return this;
+  }
+
+  /**
+   * Backoff between registration attempts: {@code initial} doubling up to {@code max}, each
+   * scaled by a random factor in [0.8, 1.2]; defaults {@value
+   * ServiceRegistration#DEFAULT_RETRY_INITIAL_DELAY_MILLIS} ms and {@value
+   * ServiceRegistration#DEFAULT_RETRY_MAX_DELAY_MILLIS} ms. A refusal (permission, credentials,
+   * TLS, a limit) waits {@code max} at once.
+   */
+  public ServiceRegistrationBuilder retryBackoff(Duration initial, Duration max) {
+    positive(initial, "retryInitialDelay");
+    positive(max, "retryMaxDelay");
+    checkArgument(
+        max.compareTo(initial) >= 0, "retryMaxDelay: %s (expected: >= %s)", max, initial);
+    this.retryInitialDelay = initial;
+    this.retryMaxDelay = max;
+    return this;
+  }
+
+  @VisibleForTesting
+  ServiceRegistrationBuilder random(Random random) {
+    this.random = requireNonNull(random, "random");
+    return this;
+  }
+
+  /**
+   * Runs the registration's work, timers and etcd-call timeouts on {@code scheduler} (instead of
+   * the one every registration of the JVM shares) and reads time from {@code ticker}: a fake
+   * clock in tests.
+   */
+  @VisibleForTesting
+  ServiceRegistrationBuilder scheduler(ScheduledExecutorService scheduler, Ticker ticker) {
+    this.scheduler = requireNonNull(scheduler, "scheduler");
+    this.ticker = requireNonNull(ticker, "ticker");
+    return this;
+  }
+
+  ValueFormat effectiveFormat() {
+    if (format != null) {
+      return format;
+    }
+    return metadata.isEmpty() ? ValueFormat.PIPE : ValueFormat.JSON;
+  }
+
+  /**
+   * Checks the settings together and builds the registration (which does nothing until {@link
+   * ServiceRegistration#start()}).
+   *
+   * @throws IllegalArgumentException naming the offending value
+   */
+  public ServiceRegistration build() {
+    // Validates metadata and that the format can carry weight and metadata.
+    ValueCodec.encode(new ServiceInstance(service, address, weight, metadata), effectiveFormat());
+    layout.instanceKey(service, address);
+    RenewableClient clients =
+        client != null
+            ? RenewableClient.borrowed(client)
+            : RenewableClient.owned(
+                requireNonNull(etcd), ServiceRegistration.RENEW_CLIENT_MIN_INTERVAL, ticker);
+    return new ServiceRegistration(this, clients);
+  }
+
+  private static Duration positive(Duration d, String name) {
+    requireNonNull(d, name);
+    checkArgument(!d.isNegative() && !d.isZero(), "%s: %s (expected: > 0)", name, d);
+    return d;
+  }
+}
