@@ -6,6 +6,7 @@ import com.google.common.collect.ImmutableSortedSet;
 import io.grpc.NameResolver.ConfigOrError;
 import io.grpc.Status;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import javax.annotation.concurrent.Immutable;
 
@@ -13,13 +14,21 @@ import javax.annotation.concurrent.Immutable;
  * The parsed {@code loadBalancingConfig} entry of a weighted policy, e.g. the {@code {}} in
  * {@code {"loadBalancingConfig": [{"weighted_random": {}}]}}.
  *
- * <p>No policy takes an option yet, so every valid config equals {@link #DEFAULT}; what is real
- * today is the parsing path: the provider parses the raw JSON map here, the channel hands the
- * result to the balancer in {@code ResolvedAddresses.getLoadBalancingPolicyConfig()}, and input
- * this class does not understand becomes a {@link ConfigOrError} naming the offending field.
- * Options to come (slow start, panic threshold, subset size, a least-request policy's choice
- * count) become fields here, each with a builder setter and a validation message in the form
- * {@code "weighted_random.slowStart.window: -1s (expected: > 0s)"}.
+ * <p>The provider parses the raw JSON map here, the channel hands the result to the balancer in
+ * {@code ResolvedAddresses.getLoadBalancingPolicyConfig()}, and input this class does not
+ * understand becomes a {@link ConfigOrError} naming the offending field and value, e.g. {@code
+ * "weighted_random.panicThresholdPercent: 150 (expected: a whole number 0..100)"}.
+ *
+ * <p>Options, each off by default:
+ *
+ * <ul>
+ *   <li>{@code panicThresholdPercent} (0..100, default 0 = off): when fewer than this share of the
+ *       endpoints are usable (READY, not drained), pick among every endpoint that still has a
+ *       connection, as if none were excluded; see {@link EffectiveWeights#panic}.
+ * </ul>
+ *
+ * <p>Options to come (slow start, subset size, a least-request policy's choice count) become
+ * fields here, each with a builder setter and a validation message in the same form.
  *
  * <p><b>Unknown fields are rejected</b>, not ignored: a misspelt option ({@code "slowstart"})
  * that silently did nothing would leave an operator believing it is on. The cost is that a
@@ -31,12 +40,31 @@ import javax.annotation.concurrent.Immutable;
 public final class WeightedPolicyConfig {
 
   /** The config of {@code {}}, and what the balancer assumes when the channel passes none. */
-  public static final WeightedPolicyConfig DEFAULT = new WeightedPolicyConfig();
+  public static final WeightedPolicyConfig DEFAULT = builder().build();
 
-  /** Field names every weighted policy accepts. None yet. */
-  private static final Set<String> FIELDS = ImmutableSortedSet.of();
+  static final String PANIC_THRESHOLD_PERCENT = "panicThresholdPercent";
 
-  private WeightedPolicyConfig() {}
+  /** Field names every weighted policy accepts. */
+  private static final Set<String> FIELDS = ImmutableSortedSet.of(PANIC_THRESHOLD_PERCENT);
+
+  private final int panicThresholdPercent;
+
+  private WeightedPolicyConfig(Builder builder) {
+    this.panicThresholdPercent = builder.panicThresholdPercent;
+  }
+
+  /**
+   * A config with every option off; e.g. {@code
+   * WeightedPolicyConfig.builder().panicThresholdPercent(50).build()}.
+   */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** Below this share of usable endpoints (percent), picks ignore exclusions; 0 means never. */
+  public int panicThresholdPercent() {
+    return panicThresholdPercent;
+  }
 
   /**
    * Parses one policy's raw JSON config (Gson-style: maps, lists, strings, doubles, booleans).
@@ -49,6 +77,7 @@ public final class WeightedPolicyConfig {
     if (rawConfig == null) {
       return ConfigOrError.fromConfig(DEFAULT);
     }
+    Builder builder = builder();
     for (String field : rawConfig.keySet()) {
       if (!FIELDS.contains(field)) {
         return ConfigOrError.fromError(
@@ -57,14 +86,61 @@ public final class WeightedPolicyConfig {
                     "%s.%s: unknown field (expected: %s)",
                     policyName,
                     field,
-                    FIELDS.isEmpty() ? "no fields, {}" : "one of " + FIELDS)));
+                    "one of " + FIELDS)));
       }
     }
-    return ConfigOrError.fromConfig(DEFAULT);
+    Object panic = rawConfig.get(PANIC_THRESHOLD_PERCENT);
+    if (panic != null) {
+      if (!(panic instanceof Number)
+          || ((Number) panic).doubleValue() != Math.rint(((Number) panic).doubleValue())
+          || ((Number) panic).doubleValue() < 0
+          || ((Number) panic).doubleValue() > 100) {
+        return ConfigOrError.fromError(
+            Status.UNAVAILABLE.withDescription(
+                String.format(
+                    "%s.%s: %s (expected: a whole number 0..100)",
+                    policyName, PANIC_THRESHOLD_PERCENT, panic)));
+      }
+      builder.panicThresholdPercent(((Number) panic).intValue());
+    }
+    WeightedPolicyConfig config = builder.build();
+    return ConfigOrError.fromConfig(config.equals(DEFAULT) ? DEFAULT : config);
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof WeightedPolicyConfig
+        && panicThresholdPercent == ((WeightedPolicyConfig) o).panicThresholdPercent;
+  }
+
+  @Override
+  public int hashCode() {
+    return Objects.hash(panicThresholdPercent);
   }
 
   @Override
   public String toString() {
-    return "WeightedPolicyConfig{}";
+    return "WeightedPolicyConfig{panicThresholdPercent=" + panicThresholdPercent + "}";
+  }
+
+  /** Builds a {@link WeightedPolicyConfig}; every option starts off. */
+  public static final class Builder {
+    private int panicThresholdPercent;
+
+    private Builder() {}
+
+    /** See {@link WeightedPolicyConfig#panicThresholdPercent()}; 0..100, default 0 (off). */
+    public Builder panicThresholdPercent(int percent) {
+      if (percent < 0 || percent > 100) {
+        throw new IllegalArgumentException(
+            PANIC_THRESHOLD_PERCENT + ": " + percent + " (expected: 0..100)");
+      }
+      this.panicThresholdPercent = percent;
+      return this;
+    }
+
+    public WeightedPolicyConfig build() {
+      return new WeightedPolicyConfig(this);
+    }
   }
 }
