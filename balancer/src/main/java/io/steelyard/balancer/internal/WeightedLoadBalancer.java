@@ -195,10 +195,7 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
     }
     if (effectiveWeights.panic(readyPickers.size(), settled, config.panicThresholdPercent())) {
       if (effectiveWeights.panicBegan()) {
-        getHelper()
-            .getMetricRecorder()
-            .addLongCounter(
-                PANIC_ENTRIES, 1, List.of(getHelper().getChannelTarget()), List.of(policyName));
+        countPanic();
       }
       readyPickers.clear();
       for (int i = 0; i < children.size(); i++) {
@@ -223,6 +220,16 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
       // Every eligible child failed: rotate over their pickers, which report their errors.
       updateBalancingState(TRANSIENT_FAILURE, new FailingPicker(failing));
     }
+  }
+
+  private void countPanic() {
+    String target;
+    try {
+      target = getHelper().getChannelTarget();
+    } catch (UnsupportedOperationException e) {
+      return; // a helper outside a channel (tests, benchmarks) has no target and no metrics
+    }
+    getHelper().getMetricRecorder().addLongCounter(PANIC_ENTRIES, 1, List.of(target), List.of(policyName));
   }
 
   private void updateBalancingState(ConnectivityState state, SubchannelPicker picker) {
