@@ -4,6 +4,7 @@ import io.grpc.EquivalentAddressGroup;
 import io.grpc.MethodDescriptor;
 import io.grpc.Server;
 import io.grpc.ServerServiceDefinition;
+import io.grpc.Status;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
@@ -15,10 +16,13 @@ import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Real Netty gRPC servers on loopback, each answering {@code steelyard.test.Echo/Who} with its
- * own name and serving {@code grpc.health.v1} through a {@link HealthStatusManager}.
+ * own name and serving {@code grpc.health.v1} through a {@link HealthStatusManager}. A server set
+ * {@linkplain #setFailing failing} answers every call with {@code UNAVAILABLE} whose description
+ * is its name, while its health service still says SERVING (a server only calls reveal as bad).
  */
 final class LoopbackCluster implements AutoCloseable {
 
@@ -34,17 +38,24 @@ final class LoopbackCluster implements AutoCloseable {
   final List<Server> servers = new ArrayList<>();
   final List<HealthStatusManager> health = new ArrayList<>();
   final List<InetSocketAddress> addresses = new ArrayList<>();
+  final List<AtomicBoolean> failing = new ArrayList<>();
 
   LoopbackCluster(List<String> names) throws IOException {
     this.names = List.copyOf(names);
     for (String name : names) {
       HealthStatusManager manager = new HealthStatusManager();
+      AtomicBoolean fails = new AtomicBoolean();
       ServerServiceDefinition echo =
           ServerServiceDefinition.builder("steelyard.test.Echo")
               .addMethod(
                   WHO,
                   ServerCalls.asyncUnaryCall(
                       (request, response) -> {
+                        if (fails.get()) {
+                          response.onError(
+                              Status.UNAVAILABLE.withDescription(name).asRuntimeException());
+                          return;
+                        }
                         response.onNext(name);
                         response.onCompleted();
                       }))
@@ -57,6 +68,7 @@ final class LoopbackCluster implements AutoCloseable {
               .start();
       servers.add(server);
       health.add(manager);
+      failing.add(fails);
       addresses.add((InetSocketAddress) server.getListenSockets().get(0));
     }
   }
@@ -72,6 +84,11 @@ final class LoopbackCluster implements AutoCloseable {
 
   void setServing(int server, ServingStatus status) {
     health.get(server).setStatus(HealthStatusManager.SERVICE_NAME_ALL_SERVICES, status);
+  }
+
+  /** Makes {@code server} fail (or stop failing) every call with {@code UNAVAILABLE}. */
+  void setFailing(int server, boolean fails) {
+    failing.get(server).set(fails);
   }
 
   @Override

@@ -1,48 +1,30 @@
 package io.steelyard.benchmarks;
 
 import io.grpc.Attributes;
-import io.grpc.ChannelLogger;
 import io.grpc.ConnectivityState;
-import io.grpc.ConnectivityStateInfo;
 import io.grpc.EquivalentAddressGroup;
 import io.grpc.LoadBalancer;
 import io.grpc.LoadBalancerProvider;
-import io.grpc.ManagedChannel;
 import io.grpc.NameResolver;
-import io.grpc.SynchronizationContext;
+import io.grpc.util.ForwardingLoadBalancerHelper;
 import io.steelyard.balancer.EndpointWeights;
+import io.steelyard.testkit.grpc.FakeHelper;
+import io.steelyard.testkit.grpc.FakeHelper.FakeSubchannel;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
+import java.util.Map;
 import javax.annotation.Nullable;
 
 /**
- * Drives a real {@link LoadBalancerProvider} the way a channel would, with fake subchannels that
- * become READY on demand, and keeps the last picker it published. This is how every policy's
+ * Drives a real {@link LoadBalancerProvider} the way a channel would, through the testkit's
+ * {@link FakeHelper}, with subchannels that become READY on demand. This is how every policy's
  * picker is obtained for the benchmarks, grpc-java's {@code round_robin} included.
  */
-final class BenchHelper extends LoadBalancer.Helper {
+final class BenchHelper {
 
-  private static final ScheduledExecutorService TIMERS =
-      Executors.newSingleThreadScheduledExecutor(
-          r -> {
-            Thread t = new Thread(r, "bench-helper-timers");
-            t.setDaemon(true);
-            return t;
-          });
-
-  final SynchronizationContext syncContext =
-      new SynchronizationContext(
-          (thread, e) -> {
-            throw new IllegalStateException("balancer failed in the SynchronizationContext", e);
-          });
-  final List<BenchSubchannel> subchannels = new ArrayList<>();
-  volatile ConnectivityState state;
-  volatile LoadBalancer.SubchannelPicker picker;
-  final LoadBalancer balancer;
-  @Nullable private final NameResolver.Args args;
+  private final FakeHelper helper = new FakeHelper();
+  private final LoadBalancer balancer;
 
   BenchHelper(LoadBalancerProvider provider) {
     this(provider, null);
@@ -50,8 +32,21 @@ final class BenchHelper extends LoadBalancer.Helper {
 
   /** A helper whose channel passes {@code args} (e.g. a metrics observer) to its balancer. */
   BenchHelper(LoadBalancerProvider provider, @Nullable NameResolver.Args args) {
-    this.args = args;
-    this.balancer = provider.newLoadBalancer(this);
+    this.balancer =
+        provider.newLoadBalancer(
+            args == null
+                ? helper
+                : new ForwardingLoadBalancerHelper() {
+                  @Override
+                  protected LoadBalancer.Helper delegate() {
+                    return helper;
+                  }
+
+                  @Override
+                  public NameResolver.Args getNameResolverArgs() {
+                    return args;
+                  }
+                });
   }
 
   /** Name-resolver arguments carrying {@code key = value}, as a channel builder would make them. */
@@ -59,13 +54,14 @@ final class BenchHelper extends LoadBalancer.Helper {
     return NameResolver.Args.newBuilder()
         .setDefaultPort(443)
         .setProxyDetector(address -> null)
-        .setSynchronizationContext(syncContext)
-        .setServiceConfigParser(new NameResolver.ServiceConfigParser() {
-          @Override
-          public NameResolver.ConfigOrError parseServiceConfig(java.util.Map<String, ?> rawServiceConfig) {
-            return NameResolver.ConfigOrError.fromConfig(rawServiceConfig);
-          }
-        })
+        .setSynchronizationContext(helper.syncContext())
+        .setServiceConfigParser(
+            new NameResolver.ServiceConfigParser() {
+              @Override
+              public NameResolver.ConfigOrError parseServiceConfig(Map<String, ?> rawServiceConfig) {
+                return NameResolver.ConfigOrError.fromConfig(rawServiceConfig);
+              }
+            })
         .setArg(key, value)
         .build();
   }
@@ -83,129 +79,45 @@ final class BenchHelper extends LoadBalancer.Helper {
   }
 
   void resolve(List<EquivalentAddressGroup> eags) {
-    syncContext.execute(
-        () ->
-            balancer.acceptResolvedAddresses(
-                LoadBalancer.ResolvedAddresses.newBuilder()
-                    .setAddresses(eags)
-                    .setAttributes(Attributes.EMPTY)
-                    .build()));
+    helper
+        .syncContext()
+        .execute(
+            () ->
+                balancer.acceptResolvedAddresses(
+                    LoadBalancer.ResolvedAddresses.newBuilder()
+                        .setAddresses(eags)
+                        .setAttributes(Attributes.EMPTY)
+                        .build()));
   }
 
   /** Resolves {@code weights} and makes every endpoint READY; returns the READY picker. */
   LoadBalancer.SubchannelPicker readyPicker(int[] weights) {
     resolve(endpoints(weights));
-    for (BenchSubchannel sc : List.copyOf(subchannels)) {
-      syncContext.execute(
-          () -> sc.listener.onSubchannelState(ConnectivityStateInfo.forNonError(ConnectivityState.READY)));
+    for (FakeSubchannel sc : List.copyOf(helper.createdSubchannels())) {
+      helper.deliver(sc, ConnectivityState.READY);
     }
-    if (state != ConnectivityState.READY) {
-      throw new IllegalStateException("balancer is " + state + ", expected READY");
+    if (helper.lastState() != ConnectivityState.READY) {
+      throw new IllegalStateException("balancer is " + helper.lastState() + ", expected READY");
     }
-    return picker;
+    return helper.lastPicker();
+  }
+
+  /** The picker the balancer published last. */
+  LoadBalancer.SubchannelPicker picker() {
+    return helper.lastPicker();
+  }
+
+  /** The channel's subchannels, in creation order (one per endpoint). */
+  List<FakeSubchannel> subchannels() {
+    return helper.createdSubchannels();
+  }
+
+  /** Lets go of every published picker but the last, so a long run does not retain them all. */
+  void forgetHistory() {
+    helper.forgetHistory();
   }
 
   void shutdown() {
-    syncContext.execute(balancer::shutdown);
-  }
-
-  @Override
-  public LoadBalancer.Subchannel createSubchannel(LoadBalancer.CreateSubchannelArgs args) {
-    BenchSubchannel sc = new BenchSubchannel(args);
-    subchannels.add(sc);
-    return sc;
-  }
-
-  @Override
-  public void updateBalancingState(ConnectivityState newState, LoadBalancer.SubchannelPicker p) {
-    state = newState;
-    picker = p;
-  }
-
-  @Override
-  public void refreshNameResolution() {}
-
-  @Override
-  public SynchronizationContext getSynchronizationContext() {
-    return syncContext;
-  }
-
-  @Override
-  public ScheduledExecutorService getScheduledExecutorService() {
-    return TIMERS;
-  }
-
-  @Override
-  public ManagedChannel createOobChannel(EquivalentAddressGroup eag, String authority) {
-    throw new UnsupportedOperationException();
-  }
-
-  @Override
-  public String getAuthority() {
-    return "bench";
-  }
-
-  @Override
-  public ChannelLogger getChannelLogger() {
-    return NOOP_LOGGER;
-  }
-
-  @Override
-  public NameResolver.Args getNameResolverArgs() {
-    if (args == null) {
-      throw new UnsupportedOperationException();
-    }
-    return args;
-  }
-
-  private static final ChannelLogger NOOP_LOGGER =
-      new ChannelLogger() {
-        @Override
-        public void log(ChannelLogLevel level, String message) {}
-
-        @Override
-        public void log(ChannelLogLevel level, String messageFormat, Object... args) {}
-      };
-
-  static final class BenchSubchannel extends LoadBalancer.Subchannel {
-    private final Attributes attributes;
-    private List<EquivalentAddressGroup> addresses;
-    LoadBalancer.SubchannelStateListener listener;
-
-    BenchSubchannel(LoadBalancer.CreateSubchannelArgs args) {
-      this.addresses = args.getAddresses();
-      this.attributes = args.getAttributes();
-    }
-
-    @Override
-    public void start(LoadBalancer.SubchannelStateListener listener) {
-      this.listener = listener;
-    }
-
-    @Override
-    public void shutdown() {}
-
-    @Override
-    public void requestConnection() {}
-
-    @Override
-    public List<EquivalentAddressGroup> getAllAddresses() {
-      return addresses;
-    }
-
-    @Override
-    public void updateAddresses(List<EquivalentAddressGroup> addrs) {
-      this.addresses = addrs;
-    }
-
-    @Override
-    public Attributes getAttributes() {
-      return attributes;
-    }
-
-    @Override
-    public ChannelLogger getChannelLogger() {
-      return NOOP_LOGGER;
-    }
+    helper.syncContext().execute(balancer::shutdown);
   }
 }

@@ -153,7 +153,7 @@ public class PickerBenchmark {
     h.readyPicker(new int[w.length]);
     PickResult[] results = new PickResult[w.length];
     for (int i = 0; i < w.length; i++) {
-      results[i] = PickResult.withSubchannel(h.subchannels.get(i));
+      results[i] = PickResult.withSubchannel(h.subchannels().get(i));
     }
     h.shutdown();
     switch (name) {

@@ -20,10 +20,14 @@ import org.slf4j.LoggerFactory;
  * and derives the aggregate state from the eligible ones. Which endpoints get a child at all
  * (deterministic subsetting) is decided before this, when children are created.
  *
- * <p>What comes next belongs here, in this order: a panic threshold widens eligibility when too
- * little capacity is left; slow start scales an eligible endpoint's weight by its ramp (then this
- * class takes a ticker and the endpoints' keys). Meters of effective weight per backend read the
- * result of {@link #compute}.
+ * <p>The <b>panic threshold</b> ({@link #panic}) widens eligibility when too little is left: when
+ * fewer than {@code panicThresholdPercent} of the endpoints are usable, the balancer picks among
+ * every endpoint that still has a connection, whatever excluded it (drain, NOT_SERVING, outlier
+ * ejection), as Envoy does. One warning is logged when panic begins and one line when it ends.
+ *
+ * <p>What comes next belongs here: slow start scales an eligible endpoint's weight by its ramp
+ * (then this class takes a ticker and the endpoints' keys). Meters of effective weight per
+ * backend read the result of {@link #compute}.
  *
  * <p>Threading: confined to the balancer's SynchronizationContext.
  */
@@ -34,6 +38,8 @@ final class EffectiveWeights {
 
   private final String policyName;
   private boolean allDrained;
+  private boolean panicking;
+  private boolean panicBegan;
 
   EffectiveWeights(String policyName) {
     this.policyName = requireNonNull(policyName, "policyName");
@@ -63,5 +69,41 @@ final class EffectiveWeights {
       Arrays.fill(effective, 1);
     }
     return effective;
+  }
+
+  /**
+   * Whether picks must ignore exclusions now: {@code usable} (READY and eligible) endpoints are
+   * fewer than {@code thresholdPercent} of the {@code total} endpoints that are READY or
+   * TRANSIENT_FAILURE (the balancer leaves out those still connecting). Never with threshold 0 or
+   * no endpoints. Logs once when panic begins and once when it ends; returns true exactly while it
+   * lasts, so the caller can count how often it began ({@link #panicBegan} after each call).
+   */
+  boolean panic(int usable, int total, int thresholdPercent) {
+    boolean now = total > 0 && (long) usable * 100 < (long) thresholdPercent * total;
+    panicBegan = now && !panicking;
+    if (panicBegan) {
+      logger.warn(
+          "{}: panic: only {} of {} READY or failing endpoints are usable, below the panic"
+              + " threshold of {}%;"
+              + " picking among every connected endpoint, excluded ones included",
+          policyName,
+          usable,
+          total,
+          thresholdPercent);
+    } else if (!now && panicking) {
+      logger.info(
+          "{}: panic over: {} of {} READY or failing endpoints are usable (panic threshold {}%)",
+          policyName,
+          usable,
+          total,
+          thresholdPercent);
+    }
+    panicking = now;
+    return now;
+  }
+
+  /** Whether the last {@link #panic} call began a panic (false while one continues). */
+  boolean panicBegan() {
+    return panicBegan;
   }
 }

@@ -7,11 +7,9 @@ import com.google.common.math.IntMath;
 import io.grpc.LoadBalancer.PickResult;
 import io.grpc.LoadBalancer.PickSubchannelArgs;
 import io.grpc.LoadBalancer.SubchannelPicker;
-import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Deterministic, smooth weighted round robin with O(1) lock-free picks.
+ * Deterministic, smooth weighted round robin with O(1) lock-free picks that scale with threads.
  *
  * <p>At build time the picker lays out one period of {@code T = sum(w) / gcd(w)} slots: endpoint
  * {@code i}'s {@code j}-th slot gets the ideal time {@code (j + 1/2) / w[i]} and the slots are
@@ -19,16 +17,32 @@ import java.util.concurrent.atomic.AtomicLong;
  * each period endpoint {@code i} gets exactly {@code w[i]/gcd} slots, and for every prefix of
  * length {@code k} its count {@code c_i(k)} satisfies
  *
- * <pre>  |c_i(k) - k * s_i| <= 1/2 + (n - 2) * s_i / 2,   s_i = w[i] / sum(w)</pre>
+ * <pre>  |c_i(k) - k * s_i| <= B_i = 1/2 + (n - 2) * s_i / 2,   s_i = w[i] / sum(w)</pre>
  *
  * <p>and it is never picked more than {@code 1 + floor(w[i] / w_max_other)} times in a row (with
- * equal weights: never twice in a row). A pick is one {@code getAndIncrement} on the shared
- * counter, a remainder and two array reads.
+ * equal weights: never twice in a row), also across the end of a period.
+ *
+ * <p><b>Threads.</b> Picks do not share one counter: each thread walks the schedule with the
+ * counter of its own stripe ({@link StripedPositions}), which successive pickers of a balancer
+ * share so that a picker swap does not restart anyone. A pick is one uncontended {@code
+ * getAndIncrement}, a remainder and two array reads. For the picks served by one picker:
+ *
+ * <ul>
+ *   <li><em>Per stripe</em>, picks are consecutive slots of the cyclic schedule, so any {@code k}
+ *       consecutive picks of one stripe satisfy {@code |c_i - k * s_i| <= 2 * B_i = 1 + (n - 2) *
+ *       s_i} (a window is the difference of two prefixes, each within {@code B_i} once whole
+ *       periods are taken out), and the run bound above holds. One thread alone (or threads that
+ *       never share a stripe) sees exactly the single-counter sequence.
+ *   <li><em>All stripes together</em>, after {@code K} picks of which {@code m} stripes served at
+ *       least one: {@code |c_i - K * s_i| <= m * (1 + (n - 2) * s_i)}, whatever the interleaving,
+ *       and {@code c_i = K * s_i} exactly whenever every stripe has served whole periods. The
+ *       long-run proportions are therefore exact; the deviation is bounded by a constant.
+ * </ul>
  *
  * <p>When the period would exceed {@value #MAX_PERIOD} slots the weights are first rescaled to
  * that resolution by cumulative rounding (each endpoint keeps at least one slot), so memory stays
- * bounded (4 bytes per slot, at most 256 KiB) and each share is within about {@code 1 / MAX_PERIOD} of the exact
- * one; the bounds above then hold for the rescaled weights.
+ * bounded (4 bytes per slot, at most 256 KiB) and each share is within about {@code 1 /
+ * MAX_PERIOD} of the exact one; the bounds above then hold for the rescaled weights.
  */
 final class SmoothRoundRobinPicker extends WeightedPicker {
 
@@ -42,35 +56,40 @@ final class SmoothRoundRobinPicker extends WeightedPicker {
   /** Endpoint index per slot of one period. */
   private final int[] schedule;
 
-  /** Shared with the balancer's other pickers, so a picker swap does not restart the sequence. */
-  private final AtomicLong sequence;
+  /** Shared with the balancer's other pickers, so a picker swap does not restart a stripe. */
+  private final StripedPositions positions;
 
-  SmoothRoundRobinPicker(SubchannelPicker[] childPickers, int[] weights, AtomicLong sequence) {
+  SmoothRoundRobinPicker(
+      SubchannelPicker[] childPickers, int[] weights, StripedPositions positions) {
     super(childPickers, weights);
-    this.sequence = requireNonNull(sequence, "sequence");
+    this.positions = requireNonNull(positions, "positions");
     this.schedule = buildSchedule(periodWeights(this.weights));
   }
 
-  /**
-   * The production factory: the balancer's pickers share one counter, started at a random point
-   * so that many clients do not all begin on the same endpoint.
-   */
+  /** The production factory: the balancer's pickers share stripes sized for this machine. */
   static PickerFactory newFactory() {
-    return newFactory(ThreadLocalRandom.current().nextLong(1L << 32));
+    return newFactory(StripedPositions.forThisMachine());
   }
 
-  /** Pickers share one counter starting at {@code initialSequence}, for exact tests. */
+  /** The balancer's pickers share {@code positions}, for exact tests. */
   @VisibleForTesting
-  static PickerFactory newFactory(long initialSequence) {
-    AtomicLong sequence = new AtomicLong(initialSequence);
-    return (childPickers, weights) -> new SmoothRoundRobinPicker(childPickers, weights, sequence);
+  static PickerFactory newFactory(StripedPositions positions) {
+    return (childPickers, weights) -> new SmoothRoundRobinPicker(childPickers, weights, positions);
   }
 
   @Override
   public PickResult pickSubchannel(PickSubchannelArgs args) {
-    // The counter starts below 2^32 and would need centuries of picks to reach 2^63.
-    long slot = sequence.getAndIncrement() % schedule.length;
-    return resultFor(schedule[(int) slot], args);
+    return resultFor(endpointAt(positions.next()), args);
+  }
+
+  /** The endpoint index of one pick on {@code stripe}, for deterministic interleavings in tests. */
+  @VisibleForTesting
+  int pickOnStripe(int stripe) {
+    return endpointAt(positions.next(stripe));
+  }
+
+  private int endpointAt(long position) {
+    return schedule[(int) (position % schedule.length)];
   }
 
   @VisibleForTesting

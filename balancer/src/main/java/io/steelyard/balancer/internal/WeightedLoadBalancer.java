@@ -9,6 +9,8 @@ import static java.util.Objects.requireNonNull;
 import io.grpc.ConnectivityState;
 import io.grpc.EquivalentAddressGroup;
 import io.grpc.LoadBalancer;
+import io.grpc.LongCounterMetricInstrument;
+import io.grpc.MetricInstrumentRegistry;
 import io.grpc.Status;
 import io.grpc.util.MultiChildLoadBalancer;
 import io.steelyard.balancer.EndpointWeights;
@@ -18,6 +20,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
+import javax.annotation.Nullable;
 import javax.annotation.concurrent.NotThreadSafe;
 
 /**
@@ -48,6 +51,16 @@ import javax.annotation.concurrent.NotThreadSafe;
  * in {@link #createChildAddressesMap}, and the whole config is handed to the picker factory with
  * each READY endpoint's child key.
  *
+ * <p><b>Panic</b> ({@link WeightedPolicyConfig#panicThresholdPercent()}, decided by {@link
+ * EffectiveWeights#panic}): when too few of the endpoints that are READY or TRANSIENT_FAILURE are
+ * usable (READY and not drained), the picker also gets every child
+ * whose connection still stands although it is excluded: drained ones (weight 1, as when all are
+ * drained) and ones that went from READY straight to TRANSIENT_FAILURE, which is how a health
+ * check's NOT_SERVING and an outlier ejection by a parent {@code outlier_detection_experimental}
+ * reach a child (a lost connection goes through IDLE first, and such a child is not picked).
+ * Endpoints still connecting count neither way, so a channel that is starting does not panic.
+ * Each panic that begins adds 1 to the counter {@value #PANIC_METRIC}.
+ *
  * <p>Threading: like every {@link LoadBalancer}, called only from the channel's
  * SynchronizationContext; all fields are confined to it. Pickers are immutable and thread-safe.
  */
@@ -56,20 +69,34 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
 
   private static final PickResult CONNECTING_RESULT = PickResult.withNoResult();
 
+  static final String PANIC_METRIC = "steelyard.lb.panic_entries";
+
+  private static final LongCounterMetricInstrument PANIC_ENTRIES =
+      MetricInstrumentRegistry.getDefaultRegistry()
+          .registerLongCounter(
+              PANIC_METRIC,
+              "Times a steelyard weighted balancer began picking among excluded endpoints because"
+                  + " fewer than its panic threshold were usable",
+              "{panic}",
+              List.of("grpc.target"),
+              List.of("grpc.lb.policy"),
+              true);
+
   private final PickerFactory pickerFactory;
   private final EffectiveWeights effectiveWeights;
+  private final String policyName;
+  private WeightedPolicyConfig config = WeightedPolicyConfig.DEFAULT;
 
   /** Declared weight per child key, from the latest non-empty resolution. */
   private Map<Object, Integer> declaredWeights = new HashMap<>();
 
   private SubchannelPicker currentPicker = new FixedResultPicker(CONNECTING_RESULT);
 
-  private WeightedPolicyConfig config = WeightedPolicyConfig.DEFAULT;
-
   WeightedLoadBalancer(Helper helper, String policyName, PickerFactory pickerFactory) {
     super(helper);
     this.pickerFactory = requireNonNull(pickerFactory, "pickerFactory");
     this.effectiveWeights = new EffectiveWeights(policyName);
+    this.policyName = policyName;
   }
 
   /**
@@ -109,21 +136,36 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
 
   @Override
   protected ChildLbState createChildLbState(Object key) {
-    return new ChildLbState(key, pickFirstLbProvider) {
-      @Override
-      protected ChildLbStateHelper createChildHelper() {
-        return new ChildLbStateHelper() {
-          @Override
-          public void updateBalancingState(ConnectivityState newState, SubchannelPicker picker) {
-            super.updateBalancingState(newState, picker);
-            // As round_robin: keep every endpoint connected, so weights apply at once.
-            if (!resolvingAddresses && newState == IDLE) {
-              getLb().requestConnection();
-            }
+    return new WeightedChild(key);
+  }
+
+  /** A pick_first child that remembers its READY picker while its connection stands. */
+  private final class WeightedChild extends ChildLbState {
+    /** The last READY picker, kept through TRANSIENT_FAILURE, dropped on IDLE or CONNECTING. */
+    @Nullable private SubchannelPicker connectedPicker;
+
+    WeightedChild(Object key) {
+      super(key, pickFirstLbProvider);
+    }
+
+    @Override
+    protected ChildLbStateHelper createChildHelper() {
+      return new ChildLbStateHelper() {
+        @Override
+        public void updateBalancingState(ConnectivityState newState, SubchannelPicker picker) {
+          if (newState == READY) {
+            connectedPicker = picker;
+          } else if (newState != TRANSIENT_FAILURE) {
+            connectedPicker = null;
           }
-        };
-      }
-    };
+          super.updateBalancingState(newState, picker);
+          // As round_robin: keep every endpoint connected, so weights apply at once.
+          if (!resolvingAddresses && newState == IDLE) {
+            getLb().requestConnection();
+          }
+        }
+      };
+    }
   }
 
   @Override
@@ -148,12 +190,16 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
     int[] readyWeights = new int[children.size()];
     List<SubchannelPicker> failing = new ArrayList<>(children.size());
     boolean connecting = false;
+    int settled = 0; // children READY or TRANSIENT_FAILURE: the panic threshold's denominator
     for (int i = 0; i < children.size(); i++) {
+      ConnectivityState state = children.get(i).getCurrentState();
+      if (state == READY || state == TRANSIENT_FAILURE) {
+        settled++;
+      }
       if (effective[i] == 0) {
         continue;
       }
       ChildLbState child = children.get(i);
-      ConnectivityState state = child.getCurrentState();
       if (state == READY) {
         readyWeights[readyPickers.size()] = effective[i];
         readyKeys[readyPickers.size()] = child.getKey();
@@ -162,6 +208,21 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
         connecting = true;
       } else {
         failing.add(child.getCurrentPicker());
+      }
+    }
+    if (effectiveWeights.panic(readyPickers.size(), settled, config.panicThresholdPercent())) {
+      if (effectiveWeights.panicBegan()) {
+        countPanic();
+      }
+      readyPickers.clear();
+      for (int i = 0; i < children.size(); i++) {
+        WeightedChild child = (WeightedChild) children.get(i);
+        SubchannelPicker picker =
+            child.getCurrentState() == READY ? child.getCurrentPicker() : child.connectedPicker;
+        if (picker != null) {
+          readyWeights[readyPickers.size()] = Math.max(effective[i], 1);
+          readyPickers.add(picker);
+        }
       }
     }
     if (!readyPickers.isEmpty()) {
@@ -178,6 +239,16 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
       // Every eligible child failed: rotate over their pickers, which report their errors.
       updateBalancingState(TRANSIENT_FAILURE, new FailingPicker(failing));
     }
+  }
+
+  private void countPanic() {
+    String target;
+    try {
+      target = getHelper().getChannelTarget();
+    } catch (UnsupportedOperationException e) {
+      return; // a helper outside a channel (tests, benchmarks) has no target and no metrics
+    }
+    getHelper().getMetricRecorder().addLongCounter(PANIC_ENTRIES, 1, List.of(target), List.of(policyName));
   }
 
   private void updateBalancingState(ConnectivityState state, SubchannelPicker picker) {

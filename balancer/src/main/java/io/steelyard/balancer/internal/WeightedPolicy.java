@@ -68,7 +68,7 @@ public final class WeightedPolicy {
         new LoadBalancer.Factory() {
           @Override
           public LoadBalancer newLoadBalancer(LoadBalancer.Helper helper) {
-            return new WeightedLoadBalancer(helper, name, pickerFactories.get());
+            return new WeightedLoadBalancer(helper, name, newPickerFactory());
           }
         };
   }
@@ -129,7 +129,7 @@ public final class WeightedPolicy {
     return balancerFactory;
   }
 
-  /** A fresh picker factory, as each balancer of this policy gets one. */
+  /** A fresh picker factory: each balancer of this policy gets its own. */
   public PickerFactory newPickerFactory() {
     return pickerFactories.get();
   }

@@ -23,7 +23,10 @@ import javax.annotation.concurrent.Immutable;
  * weighted_random} and {@code weighted_round_robin_static} take none, and {@code
  * weighted_least_request} takes {@link #FIELD_CHOICE_COUNT}, {@link #FIELD_LATENCY}, {@link
  * #FIELD_DECAY} and {@link #FIELD_ERROR_PENALTY}. Every policy also takes deterministic subsetting
- * ({@link SubsetOption}: {@code subsetSize}, {@code subsetClientId}). A field a policy does not read keeps its default
+ * ({@link SubsetOption}: {@code subsetSize}, {@code subsetClientId}) and {@link
+ * #FIELD_PANIC_THRESHOLD_PERCENT} (0..100, default 0 = off: when fewer than this share of the
+ * endpoints are usable, pick among every endpoint that still has a connection; see {@link
+ * EffectiveWeights#panic}). A field a policy does not read keeps its default
  * here, so one immutable class serves every policy. The provider parses the raw JSON map, the
  * channel hands the result to the balancer in {@code
  * ResolvedAddresses.getLoadBalancingPolicyConfig()}, and bad input becomes a {@link ConfigOrError}
@@ -39,8 +42,12 @@ import javax.annotation.concurrent.Immutable;
 @Immutable
 public final class WeightedPolicyConfig {
 
+  /** Every policy: below this share of usable endpoints (percent), picks ignore exclusions. */
+  public static final String FIELD_PANIC_THRESHOLD_PERCENT = "panicThresholdPercent";
+
   /** Field names every weighted policy accepts on top of its own: deterministic subsetting. */
-  static final Set<String> COMMON_FIELDS = ImmutableSortedSet.of(SubsetOption.SIZE, SubsetOption.CLIENT_ID);
+  static final Set<String> COMMON_FIELDS =
+      ImmutableSortedSet.of(SubsetOption.SIZE, SubsetOption.CLIENT_ID, FIELD_PANIC_THRESHOLD_PERCENT);
 
   /** {@code weighted_least_request}: candidates drawn per pick, 2..10. */
   public static final String FIELD_CHOICE_COUNT = "choiceCount";
@@ -92,6 +99,7 @@ public final class WeightedPolicyConfig {
   private final long decayNanos;
   private final double errorPenalty;
   @Nullable private final RendezvousSubset subset;
+  private final int panicThresholdPercent;
 
   private WeightedPolicyConfig(Builder builder) {
     this.choiceCount = builder.choiceCount;
@@ -99,6 +107,7 @@ public final class WeightedPolicyConfig {
     this.decayNanos = builder.decayNanos;
     this.errorPenalty = builder.errorPenalty;
     this.subset = builder.subset;
+    this.panicThresholdPercent = builder.panicThresholdPercent;
   }
 
   /** A builder starting from the defaults. */
@@ -132,6 +141,11 @@ public final class WeightedPolicyConfig {
     return subset;
   }
 
+  /** Below this share of usable endpoints (percent), picks ignore exclusions; 0 means never. */
+  public int panicThresholdPercent() {
+    return panicThresholdPercent;
+  }
+
   /**
    * Parses one policy's raw JSON config (Gson-style: maps, lists, strings, doubles, booleans),
    * accepting only {@code fields}. Never throws: bad input is a {@link ConfigOrError} with an
@@ -146,8 +160,18 @@ public final class WeightedPolicyConfig {
     Builder builder = builder();
     for (Map.Entry<String, ?> entry : rawConfig.entrySet()) {
       String field = entry.getKey();
+      if (field.equals(FIELD_PANIC_THRESHOLD_PERCENT)) {
+        Object panic = entry.getValue();
+        if (!isWholeNumber(panic)
+            || ((Number) panic).doubleValue() < 0
+            || ((Number) panic).doubleValue() > 100) {
+          return error(policyName, field, panic + " (expected: a whole number 0..100)");
+        }
+        builder.panicThresholdPercent(((Number) panic).intValue());
+        continue;
+      }
       if (COMMON_FIELDS.contains(field)) {
-        continue; // parsed together below: one needs the other
+        continue; // subsetting, parsed together below: one needs the other
       }
       if (!fields.contains(field)) {
         return error(
@@ -250,12 +274,13 @@ public final class WeightedPolicyConfig {
         && latency == that.latency
         && decayNanos == that.decayNanos
         && Double.compare(errorPenalty, that.errorPenalty) == 0
-        && Objects.equals(subset, that.subset);
+        && Objects.equals(subset, that.subset)
+        && panicThresholdPercent == that.panicThresholdPercent;
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(choiceCount, latency, decayNanos, errorPenalty, subset);
+    return Objects.hash(choiceCount, latency, decayNanos, errorPenalty, subset, panicThresholdPercent);
   }
 
   @Override
@@ -269,6 +294,7 @@ public final class WeightedPolicyConfig {
         + ", errorPenalty="
         + errorPenalty
         + (subset == null ? "" : ", subset=" + subset)
+        + (panicThresholdPercent == 0 ? "" : ", panicThresholdPercent=" + panicThresholdPercent)
         + "}";
   }
 
@@ -279,6 +305,7 @@ public final class WeightedPolicyConfig {
     private long decayNanos = DEFAULT_DECAY_NANOS;
     private double errorPenalty = DEFAULT_ERROR_PENALTY;
     @Nullable private RendezvousSubset subset;
+    private int panicThresholdPercent;
 
     private Builder() {}
 
@@ -321,6 +348,17 @@ public final class WeightedPolicyConfig {
     /** Deterministic subsetting; null (the default) keeps every endpoint. */
     public Builder subset(@Nullable RendezvousSubset subset) {
       this.subset = subset;
+      return this;
+    }
+
+    /** See {@link WeightedPolicyConfig#panicThresholdPercent()}; 0..100, default 0 (off). */
+    public Builder panicThresholdPercent(int percent) {
+      checkArgument(
+          percent >= 0 && percent <= 100,
+          "%s: %s (expected: 0..100)",
+          FIELD_PANIC_THRESHOLD_PERCENT,
+          percent);
+      this.panicThresholdPercent = percent;
       return this;
     }
 

@@ -50,7 +50,38 @@ class ProvidersTest {
     assertThat(parsed.getConfig()).isNull();
     assertThat(parsed.getError().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
     assertThat(parsed.getError().getDescription())
-        .isEqualTo(name + ".slowstart: unknown field (expected: one of [subsetClientId, subsetSize])");
+        .isEqualTo(
+            name
+                + ".slowstart: unknown field (expected: one of [panicThresholdPercent,"
+                + " subsetClientId, subsetSize])");
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"weighted_random", "weighted_round_robin_static"})
+  void panicThresholdPercentIsParsed(String name) {
+    ConfigOrError parsed =
+        provider(name).parseLoadBalancingPolicyConfig(Map.of("panicThresholdPercent", 50.0));
+
+    assertThat(parsed.getError()).isNull();
+    assertThat(((WeightedPolicyConfig) parsed.getConfig()).panicThresholdPercent()).isEqualTo(50);
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"150", "-1", "12.5", "\"half\""})
+  void panicThresholdPercentOutsideZeroToHundredIsAConfigError(String value) {
+    Object raw = value.startsWith("\"") ? value.replace("\"", "") : Double.parseDouble(value);
+
+    ConfigOrError parsed =
+        new WeightedRandomLoadBalancerProvider()
+            .parseLoadBalancingPolicyConfig(Map.of("panicThresholdPercent", raw));
+
+    assertThat(parsed.getConfig()).isNull();
+    assertThat(parsed.getError().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+    assertThat(parsed.getError().getDescription())
+        .isEqualTo(
+            "weighted_random.panicThresholdPercent: "
+                + raw
+                + " (expected: a whole number 0..100)");
   }
 
   @Test

@@ -6,7 +6,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.Arrays;
 import java.util.Random;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
 import org.junit.jupiter.api.Test;
 
@@ -123,7 +122,7 @@ class SmoothRoundRobinPickerTest {
     }
 
     SmoothRoundRobinPicker picker =
-        new SmoothRoundRobinPicker(childPickers(n), weights, new AtomicLong());
+        new SmoothRoundRobinPicker(childPickers(n), weights, positionsAt(0, 0));
     int[] schedule = picker.schedule();
 
     assertThat(schedule.length).isBetween(SmoothRoundRobinPicker.MAX_PERIOD - n, SmoothRoundRobinPicker.MAX_PERIOD + n);
@@ -145,25 +144,176 @@ class SmoothRoundRobinPickerTest {
     assertThat(reduced[0] + reduced[1] + reduced[2]).isLessThanOrEqualTo(SmoothRoundRobinPicker.MAX_PERIOD + 1);
   }
 
+  private static StripedPositions positionsAt(long... initial) {
+    return new StripedPositions(initial);
+  }
+
   @Test
-  void picksFollowTheScheduleFromTheSharedCounter() {
-    AtomicLong sequence = new AtomicLong(3);
+  void eachStripeWalksTheScheduleFromItsOwnPosition() {
     SmoothRoundRobinPicker picker =
-        new SmoothRoundRobinPicker(childPickers(3), new int[] {1, 2, 5}, sequence);
+        new SmoothRoundRobinPicker(childPickers(3), new int[] {1, 2, 5}, positionsAt(3, 0));
+
+    int[] stripe0 = new int[8];
+    int[] stripe1 = new int[8];
+    for (int i = 0; i < 8; i++) {
+      stripe0[i] = picker.pickOnStripe(0);
+      stripe1[i] = picker.pickOnStripe(1);
+    }
+
+    // The schedule is 2 1 2 0 2 2 1 2; stripe 0 starts at slot 3, stripe 1 at slot 0.
+    assertThat(stripe0).containsExactly(0, 2, 2, 1, 2, 2, 1, 2);
+    assertThat(stripe1).containsExactly(2, 1, 2, 0, 2, 2, 1, 2);
+  }
+
+  @Test
+  void aThreadPicksTheExactSequenceOfItsStripe() {
+    StripedPositions positions = positionsAt(5, 5, 5, 5);
+    SmoothRoundRobinPicker picker =
+        new SmoothRoundRobinPicker(childPickers(3), new int[] {1, 2, 5}, positions);
 
     int[] picked = new int[8];
     for (int i = 0; i < 8; i++) {
       picked[i] = indexOf(picker.pickSubchannel(null));
     }
 
-    assertThat(picked).containsExactly(0, 2, 2, 1, 2, 2, 1, 2);
-    assertThat(sequence.get()).isEqualTo(11);
+    assertThat(picked).containsExactly(2, 1, 2, 2, 1, 2, 0, 2);
+    assertThat(positions.next(positions.stripeOf(Thread.currentThread()))).isEqualTo(13);
+  }
+
+  @Test
+  void successivePickersContinueEachStripeWhereTheLastOneLeftIt() {
+    PickerFactory factory = SmoothRoundRobinPicker.newFactory(positionsAt(0, 0));
+    SmoothRoundRobinPicker first =
+        (SmoothRoundRobinPicker) factory.newPicker(childPickers(2), new int[] {1, 1});
+    first.pickOnStripe(1);
+
+    SmoothRoundRobinPicker second =
+        (SmoothRoundRobinPicker) factory.newPicker(childPickers(2), new int[] {1, 1});
+
+    assertThat(second.pickOnStripe(1)).isEqualTo(1);
+    assertThat(second.pickOnStripe(0)).isEqualTo(0);
+  }
+
+  /**
+   * Any window of k consecutive picks of one stripe: |c_i - k * s_i| <= 1 + (n - 2) * s_i. With
+   * D_i(x) = c_i(x) - x * s_i over the periodic schedule, the worst window is max D_i - min D_i.
+   */
+  @Test
+  void everyWindowOfOneStripeStaysWithinTwiceThePrefixLag() {
+    Random random = new Random(15);
+    for (int vector = 0; vector < 300; vector++) {
+      int n = 2 + random.nextInt(40);
+      int[] weights = randomWeights(random, n, vector % 3 == 0 ? 5 : 200);
+      int[] schedule = SmoothRoundRobinPicker.buildSchedule(weights);
+      double total = Arrays.stream(weights).sum();
+      for (int i = 0; i < n; i++) {
+        double share = weights[i] / total;
+        double lag = 0;
+        double max = 0;
+        double min = 0;
+        for (int endpoint : schedule) {
+          lag += (endpoint == i ? 1 : 0) - share;
+          max = Math.max(max, lag);
+          min = Math.min(min, lag);
+        }
+        assertThat(max - min)
+            .as("weights %s, endpoint %s", Arrays.toString(weights), i)
+            .isLessThanOrEqualTo(1 + (n - 2) * share + 1e-9);
+      }
+    }
+  }
+
+  /**
+   * Four stripes from random positions, picked in a seeded random interleaving: after every pick,
+   * |c_i - K * s_i| <= m * (1 + (n - 2) * s_i) with m the stripes used so far; and once every
+   * stripe has served whole periods, the counts are exact.
+   */
+  @Test
+  void stripesTogetherKeepProportionsWithinTheStatedBoundUnderAnyInterleaving() {
+    Random random = new Random(16);
+    int stripes = 4;
+    for (int vector = 0; vector < 200; vector++) {
+      int n = 1 + random.nextInt(20);
+      int[] weights = randomWeights(random, n, vector % 2 == 0 ? 6 : 60);
+      long[] initial = new long[stripes];
+      for (int s = 0; s < stripes; s++) {
+        initial[s] = random.nextInt(1 << 20);
+      }
+      SmoothRoundRobinPicker picker =
+          new SmoothRoundRobinPicker(childPickers(n), weights, positionsAt(initial));
+      int period = picker.schedule().length;
+      double total = Arrays.stream(weights).sum();
+      long[] counts = new long[n];
+      long[] perStripe = new long[stripes];
+      int used = 0;
+      int picks = 3 * period + random.nextInt(period + 1);
+      int k = 0;
+      while (k < picks) {
+        // Bursts on one stripe, so that stripes run ahead of each other as real threads do.
+        int s = random.nextInt(stripes);
+        int burst = Math.min(picks - k, 1 + random.nextInt(period));
+        if (perStripe[s] == 0) {
+          used++;
+        }
+        for (int b = 0; b < burst; b++) {
+          counts[picker.pickOnStripe(s)]++;
+          perStripe[s]++;
+          k++;
+          for (int i = 0; i < n; i++) {
+            double share = weights[i] / total;
+            double bound = used * (1 + (n - 2) * share);
+            if (Math.abs(counts[i] - k * share) > bound + 1e-9) {
+              assertThat(Math.abs(counts[i] - k * share))
+                  .as("weights %s, endpoint %s, after %s picks", Arrays.toString(weights), i, k)
+                  .isLessThanOrEqualTo(bound);
+            }
+          }
+        }
+      }
+      // Top every stripe up to whole periods: then the proportions are exact.
+      long all = picks;
+      for (int s = 0; s < stripes; s++) {
+        while (perStripe[s] % period != 0) {
+          counts[picker.pickOnStripe(s)]++;
+          perStripe[s]++;
+          all++;
+        }
+      }
+      for (int i = 0; i < n; i++) {
+        assertThat(counts[i] * total).isEqualTo(all * (double) weights[i]);
+      }
+    }
+  }
+
+  @Test
+  void aThreadAlwaysUsesOneStripeAndConsecutiveThreadIdsUseDistinctStripes() {
+    StripedPositions positions = positionsAt(0, 0, 0, 0);
+    Thread current = Thread.currentThread();
+
+    assertThat(positions.stripeOf(current)).isEqualTo(positions.stripeOf(current));
+    // A pool creates its threads one after another, so their ids are (mostly) consecutive.
+    assertThat(
+            java.util.stream.LongStream.range(1_000, 1_004)
+                .map(positions::stripeOf)
+                .distinct()
+                .count())
+        .isEqualTo(4);
+  }
+
+  @Test
+  void defaultStripeCountIsTwiceTheProcessorsAsAPowerOfTwoUpToSixtyFour() {
+    assertThat(StripedPositions.defaultStripes(1)).isEqualTo(2);
+    assertThat(StripedPositions.defaultStripes(2)).isEqualTo(4);
+    assertThat(StripedPositions.defaultStripes(3)).isEqualTo(8);
+    assertThat(StripedPositions.defaultStripes(48)).isEqualTo(64);
+    assertThat(StripedPositions.defaultStripes(512)).isEqualTo(64);
   }
 
   @Test
   void concurrentPicksStillGiveExactProportions() throws InterruptedException {
     SmoothRoundRobinPicker picker =
-        new SmoothRoundRobinPicker(childPickers(3), new int[] {1, 2, 5}, new AtomicLong());
+        new SmoothRoundRobinPicker(
+            childPickers(3), new int[] {1, 2, 5}, StripedPositions.forThisMachine());
     AtomicLongArray counts = new AtomicLongArray(3);
     int perThread = 80_000;
     Thread[] threads = new Thread[2];
@@ -181,7 +331,8 @@ class SmoothRoundRobinPickerTest {
       thread.join();
     }
 
-    // 160,000 picks = 20,000 whole periods of 8.
+    // Each thread keeps to one stripe, and each does 10,000 whole periods of 8: whether the two
+    // share a stripe or not, every stripe served whole periods.
     assertThat(counts.get(0)).isEqualTo(20_000);
     assertThat(counts.get(1)).isEqualTo(40_000);
     assertThat(counts.get(2)).isEqualTo(100_000);

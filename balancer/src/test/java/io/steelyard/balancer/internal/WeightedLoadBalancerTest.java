@@ -50,7 +50,10 @@ class WeightedLoadBalancerTest {
   private WeightedLoadBalancer roundRobin() {
     lb =
         new WeightedLoadBalancer(
-            helper, "weighted_round_robin_static", SmoothRoundRobinPicker.newFactory(0));
+            helper,
+            "weighted_round_robin_static",
+            // Every stripe at slot 0: the test thread's picks start at the schedule's beginning.
+            SmoothRoundRobinPicker.newFactory(new StripedPositions(new long[] {0, 0, 0, 0})));
     return lb;
   }
 

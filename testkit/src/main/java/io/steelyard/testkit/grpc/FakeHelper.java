@@ -85,6 +85,21 @@ public final class FakeHelper extends LoadBalancer.Helper {
     return pickers.get(pickers.size() - 1);
   }
 
+  /**
+   * Forgets every recorded state and picker but the last of each, so that a long-running driver (a
+   * benchmark publishing thousands of pickers) does not retain them all.
+   */
+  public void forgetHistory() {
+    if (states.size() > 1) {
+      ConnectivityState state = lastState();
+      LoadBalancer.SubchannelPicker picker = lastPicker();
+      states.clear();
+      pickers.clear();
+      states.add(state);
+      pickers.add(picker);
+    }
+  }
+
   /** How often the balancer asked for a re-resolution. */
   public int refreshNameResolutionCount() {
     return refreshNameResolutionCount;
