@@ -74,6 +74,11 @@ final class Children implements AutoCloseable {
     cmd.add(main);
     cmd.addAll(etcdFlags);
     cmd.addAll(List.of("--user", user));
+    if (main.equals(CLI) && !List.of(args).contains("--timeout")) {
+      // As in Cli: a cold JVM doing TLS on a loaded 2-core box was seen to need more than the
+      // default 5 s for its first etcd call. A refusal still comes as soon as etcd answers.
+      cmd.addAll(List.of("--timeout", "30s"));
+    }
     cmd.addAll(List.of(args));
     Path out = Files.createTempFile(dir, "child", ".out");
     Path err = Files.createTempFile(dir, "child", ".err");
