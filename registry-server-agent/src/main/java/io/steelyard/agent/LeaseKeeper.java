@@ -36,7 +36,7 @@ final class LeaseKeeper {
 
   /** Told once that a kept-alive lease is lost, on the serial executor. */
   interface LossListener {
-    void onLeaseLost(String reason, @Nullable Throwable cause);
+    void onLeaseLost(RecoveryCause why, String reason, @Nullable Throwable cause);
   }
 
   private static final Logger logger = LoggerFactory.getLogger(LeaseKeeper.class);
@@ -86,7 +86,9 @@ final class LeaseKeeper {
                   @Override
                   public void onNext(LeaseKeepAliveResponse r) {
                     if (r.getTTL() <= 0) {
-                      serial.execute(() -> kept.lost("keepalive answered TTL " + r.getTTL(), null));
+                      serial.execute(
+                          () -> kept.lost(
+                              RecoveryCause.LEASE_EXPIRED, "keepalive answered TTL " + r.getTTL(), null));
                     }
                   }
 
@@ -98,7 +100,9 @@ final class LeaseKeeper {
                   @Override
                   public void onCompleted() {
                     // jetcd ends a keepalive this way when no answer came within the TTL.
-                    serial.execute(() -> kept.lost("no keepalive answer within the TTL", null));
+                    serial.execute(
+                        () -> kept.lost(
+                            RecoveryCause.KEEPALIVE_TIMEOUT, "no keepalive answer within the TTL", null));
                   }
                 });
     return kept;
@@ -166,7 +170,7 @@ final class LeaseKeeper {
         return;
       }
       if (EtcdErrors.isLeaseNotFound(t)) {
-        lost("etcd no longer knows the lease", null);
+        lost(RecoveryCause.LEASE_EXPIRED, "etcd no longer knows the lease", null);
         return;
       }
       // jetcd reports a broken keepalive stream to every observer but keeps the lease and reopens
@@ -177,12 +181,12 @@ final class LeaseKeeper {
           Long.toHexString(lease), who, message(t));
     }
 
-    private void lost(String reason, @Nullable Throwable cause) {
+    private void lost(RecoveryCause why, String reason, @Nullable Throwable cause) {
       if (done) {
         return;
       }
       done = true;
-      listener.onLeaseLost(reason, cause);
+      listener.onLeaseLost(why, reason, cause);
     }
 
     /** Stops the keepalive; later callbacks are ignored. Does not revoke. */

@@ -386,7 +386,9 @@ final class RegistrationStateMachine {
     keyGoneAttempt = 0;
     warnedForeignLease = false;
     long gen = ++generation;
-    keepAlive = leases.keepAlive(client, lease, (reason, cause) -> onLeaseLost(gen, reason, cause));
+    keepAlive =
+        leases.keepAlive(
+            client, lease, (why, reason, cause) -> onLeaseLost(gen, why, reason, cause));
     watch =
         new KeyWatch(
             client, keyBytes, key, calls, serial, scheduler, backoff,
@@ -481,11 +483,12 @@ final class RegistrationStateMachine {
       leases.revokeInBackground(client, lease);
       states.set(RegistrationState.DELETED_BY_OPERATOR);
     } else {
-      onLeaseLost(gen, "the key went with its lease (revoked or expired)", null);
+      onLeaseLost(gen, RecoveryCause.KEY_LOST, "the key went with its lease (revoked or expired)", null);
     }
   }
 
-  private void onLeaseLost(long gen, String reason, @Nullable Throwable cause) {
+  private void onLeaseLost(
+      long gen, RecoveryCause why, String reason, @Nullable Throwable cause) {
     if (gen != generation || closing.get() || states.state() != RegistrationState.REGISTERED) {
       return;
     }
@@ -495,7 +498,7 @@ final class RegistrationStateMachine {
     previousLeaseId = leaseId;
     leaseId = 0;
     attempt = 0;
-    states.set(RegistrationState.RECOVERING);
+    states.recover(why);
     tryRegister();
   }
 
