@@ -11,6 +11,7 @@ import io.grpc.EquivalentAddressGroup;
 import io.grpc.LoadBalancer;
 import io.grpc.Status;
 import io.grpc.util.MultiChildLoadBalancer;
+import io.steelyard.balancer.EndpointState;
 import io.steelyard.balancer.EndpointWeights;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -18,7 +19,10 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
+import javax.annotation.Nullable;
 import javax.annotation.concurrent.NotThreadSafe;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The balancer behind every steelyard policy: one pick_first child per endpoint (grpc-java's
@@ -53,6 +57,8 @@ import javax.annotation.concurrent.NotThreadSafe;
 @NotThreadSafe
 final class WeightedLoadBalancer extends MultiChildLoadBalancer {
 
+  private static final Logger logger = LoggerFactory.getLogger(WeightedLoadBalancer.class);
+
   private static final PickResult CONNECTING_RESULT = PickResult.withNoResult();
 
   private final PickerFactory pickerFactory;
@@ -61,12 +67,22 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
   /** Declared weight per child key, from the latest non-empty resolution. */
   private Map<Object, Integer> declaredWeights = new HashMap<>();
 
+  /** Backend label (first address) per child key, from the latest non-empty resolution. */
+  private Map<Object, String> backends = new HashMap<>();
+
+  /** Told about every endpoint after each update; null when the channel asked for no metrics. */
+  @Nullable private final BalancerObserver observer;
+
+  /** The last "no backend READY" report logged, so that each distinct one is logged once. */
+  @Nullable private String lastNotReadyReport;
+
   private SubchannelPicker currentPicker = new FixedResultPicker(CONNECTING_RESULT);
 
   WeightedLoadBalancer(Helper helper, String policyName, PickerFactory pickerFactory) {
     super(helper);
     this.pickerFactory = requireNonNull(pickerFactory, "pickerFactory");
     this.effectiveWeights = new EffectiveWeights(policyName);
+    this.observer = BalancerObservers.forChannel(helper);
   }
 
   @Override
@@ -75,11 +91,14 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
     Map<Object, ResolvedAddresses> children = super.createChildAddressesMap(resolvedAddresses);
     if (!children.isEmpty()) {
       Map<Object, Integer> weights = new HashMap<>(children.size() * 2);
+      Map<Object, String> labels = new HashMap<>(children.size() * 2);
       for (Map.Entry<Object, ResolvedAddresses> entry : children.entrySet()) {
         EquivalentAddressGroup eag = entry.getValue().getAddresses().get(0);
         weights.put(entry.getKey(), EndpointWeights.weight(eag));
+        labels.put(entry.getKey(), EndpointState.label(eag.getAddresses().get(0)));
       }
       declaredWeights = weights;
+      backends = labels;
     }
     return children;
   }
@@ -139,7 +158,11 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
         failing.add(child.getCurrentPicker());
       }
     }
+    if (observer != null || (readyPickers.isEmpty() && !failing.isEmpty())) {
+      report(children, effective, readyPickers.isEmpty() && !failing.isEmpty());
+    }
     if (!readyPickers.isEmpty()) {
+      lastNotReadyReport = null;
       SubchannelPicker picker =
           pickerFactory.newPicker(
               readyPickers.toArray(new SubchannelPicker[0]),
@@ -150,6 +173,47 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
     } else {
       // Every eligible child failed: rotate over their pickers, which report their errors.
       updateBalancingState(TRANSIENT_FAILURE, new FailingPicker(failing));
+    }
+  }
+
+  /**
+   * Tells the observer every endpoint's state; with {@code noneReady}, also logs once per
+   * distinct picture which endpoints are known and why none of them is READY (a health check
+   * answering SERVICE_UNKNOWN for the service asked, a refused connection, ...).
+   */
+  private void report(List<ChildLbState> children, int[] effective, boolean noneReady) {
+    List<EndpointState> states = new ArrayList<>(children.size());
+    for (int i = 0; i < children.size(); i++) {
+      ChildLbState child = children.get(i);
+      ConnectivityState state = child.getCurrentState();
+      states.add(new EndpointState(
+          backends.getOrDefault(child.getKey(), String.valueOf(child.getKey())),
+          effective[i],
+          state,
+          state == TRANSIENT_FAILURE ? PickerSlot.failure(child.getCurrentPicker()) : null));
+    }
+    if (observer != null) {
+      observer.update(states);
+    }
+    if (noneReady) {
+      StringBuilder sb = new StringBuilder();
+      for (EndpointState e : states) {
+        sb.append(sb.length() == 0 ? "" : ", ").append(e.describe());
+      }
+      String report = sb.toString();
+      if (!report.equals(lastNotReadyReport)) {
+        lastNotReadyReport = report;
+        logger.warn("{}: {} backends known, none READY: {}",
+            getHelper().getAuthority(), states.size(), report);
+      }
+    }
+  }
+
+  @Override
+  public void shutdown() {
+    super.shutdown();
+    if (observer != null) {
+      observer.close();
     }
   }
 
