@@ -76,8 +76,9 @@ public final class BalancerMetrics {
   private final BalancerObserver.Factory observers = this::newObserver;
   private final ClientInterceptor interceptor = new CallsInterceptor();
 
+  /** Service, then backend. */
   @GuardedBy("this")
-  private final Map<BackendKey, BackendMeters> backends = new HashMap<>();
+  private final Map<String, Map<String, BackendMeters>> services = new HashMap<>();
 
   private final ConcurrentHashMap<CallKey, Counter> calls = new ConcurrentHashMap<>();
   private final ConcurrentHashMap<TimerKey, Timer> timers = new ConcurrentHashMap<>();
@@ -117,11 +118,7 @@ public final class BalancerMetrics {
    */
   public synchronized List<EndpointState> backends(String service) {
     List<EndpointState> out = new ArrayList<>();
-    backends.forEach((k, m) -> {
-      if (k.service().equals(service)) {
-        out.add(m.best());
-      }
-    });
+    services.getOrDefault(service, Map.of()).values().forEach(m -> out.add(m.best()));
     out.sort(Comparator.comparing(EndpointState::backend));
     return out;
   }
@@ -149,15 +146,20 @@ public final class BalancerMetrics {
     for (EndpointState e : endpoints) {
       now.put(e.backend(), e);
     }
-    List<BackendKey> gone = new ArrayList<>();
-    backends.forEach((k, m) -> {
-      if (k.service().equals(service) && !now.containsKey(k.backend()) && m.remove(observer)) {
-        gone.add(k);
+    Map<String, BackendMeters> backends = services.computeIfAbsent(service, s -> new HashMap<>());
+    List<String> gone = new ArrayList<>();
+    backends.forEach((backend, m) -> {
+      if (!now.containsKey(backend) && m.remove(observer)) {
+        gone.add(backend);
       }
     });
-    gone.forEach(k -> backends.remove(k).close());
-    now.forEach((backend, e) ->
-        backends.computeIfAbsent(new BackendKey(service, backend), BackendMeters::new).put(observer, e));
+    gone.forEach(backend -> backends.remove(backend).close());
+    now.forEach((backend, e) -> backends
+        .computeIfAbsent(backend, b -> new BackendMeters(new BackendKey(service, b)))
+        .put(observer, e));
+    if (backends.isEmpty()) {
+      services.remove(service);
+    }
   }
 
   /** One backend's gauges, over the balancers (channels) that know it. Guarded by the outer lock. */
