@@ -71,7 +71,7 @@ class WeightedPoliciesIntegrationTest {
 
   private String call() {
     return ClientCalls.blockingUnaryCall(
-        channel, LoopbackCluster.WHO, CallOptions.DEFAULT.withDeadlineAfter(5, TimeUnit.SECONDS), "");
+        channel, LoopbackCluster.WHO, CallOptions.DEFAULT.withDeadlineAfter(20, TimeUnit.SECONDS), "");
   }
 
   private Map<String, Integer> calls(int count) {

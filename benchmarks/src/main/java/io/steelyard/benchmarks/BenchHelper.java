@@ -16,6 +16,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import javax.annotation.Nullable;
 
 /**
  * Drives a real {@link LoadBalancerProvider} the way a channel would, with fake subchannels that
@@ -41,9 +42,32 @@ final class BenchHelper extends LoadBalancer.Helper {
   volatile ConnectivityState state;
   volatile LoadBalancer.SubchannelPicker picker;
   final LoadBalancer balancer;
+  @Nullable private final NameResolver.Args args;
 
   BenchHelper(LoadBalancerProvider provider) {
+    this(provider, null);
+  }
+
+  /** A helper whose channel passes {@code args} (e.g. a metrics observer) to its balancer. */
+  BenchHelper(LoadBalancerProvider provider, @Nullable NameResolver.Args args) {
+    this.args = args;
     this.balancer = provider.newLoadBalancer(this);
+  }
+
+  /** Name-resolver arguments carrying {@code key = value}, as a channel builder would make them. */
+  <T> NameResolver.Args argsWith(NameResolver.Args.Key<T> key, T value) {
+    return NameResolver.Args.newBuilder()
+        .setDefaultPort(443)
+        .setProxyDetector(address -> null)
+        .setSynchronizationContext(syncContext)
+        .setServiceConfigParser(new NameResolver.ServiceConfigParser() {
+          @Override
+          public NameResolver.ConfigOrError parseServiceConfig(java.util.Map<String, ?> rawServiceConfig) {
+            return NameResolver.ConfigOrError.fromConfig(rawServiceConfig);
+          }
+        })
+        .setArg(key, value)
+        .build();
   }
 
   /** Endpoints 10.x.y.z:443 with {@code weights}, in order. */
@@ -128,7 +152,10 @@ final class BenchHelper extends LoadBalancer.Helper {
 
   @Override
   public NameResolver.Args getNameResolverArgs() {
-    throw new UnsupportedOperationException();
+    if (args == null) {
+      throw new UnsupportedOperationException();
+    }
+    return args;
   }
 
   private static final ChannelLogger NOOP_LOGGER =

@@ -84,17 +84,30 @@ class FaultProxyTest {
 
   @Test
   void upstreamThatRefusesResetsTheClientConnection() throws IOException {
-    echo.close();
-    try (Socket s = connect()) {
-      s.setSoTimeout(5_000);
+    // A socket bound but never listening holds its port, so nothing else on this busy machine can
+    // take it (a closed ServerSocket's port can be reused at once) and every SYN to it is refused.
+    try (Socket reserved = new Socket();
+        FaultProxy refusing = reserveAndProxy(reserved)) {
+      // The reset can come before connect() returns (the proxy accepts, dials, is refused and
+      // resets at once), or at the first write or read: any of them is the refusal showing through.
       assertThatThrownBy(() -> {
-            send(s, "x");
-            if (s.getInputStream().read() == -1) {
-              throw new IOException("EOF");
+            try (Socket s = new Socket()) {
+              s.connect(refusing.address(), 2_000);
+              s.setSoTimeout(5_000);
+              send(s, "x");
+              if (s.getInputStream().read() == -1) {
+                throw new IOException("EOF");
+              }
             }
           })
           .isInstanceOf(IOException.class);
     }
+  }
+
+  private static FaultProxy reserveAndProxy(Socket reserved) throws IOException {
+    reserved.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+    return FaultProxy.start(
+        "refusing", new InetSocketAddress(InetAddress.getLoopbackAddress(), reserved.getLocalPort()));
   }
 
   @Test
