@@ -14,6 +14,7 @@ import io.steelyard.balancer.EndpointWeights;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import javax.annotation.Nullable;
@@ -48,22 +49,24 @@ final class BenchHelper extends LoadBalancer.Helper {
     this(provider, null);
   }
 
-  /** A helper whose channel passes {@code args} (e.g. a metrics observer) to its balancer. */
+  /** With the channel's name-resolver arguments {@code args} (null: a helper without them). */
   BenchHelper(LoadBalancerProvider provider, @Nullable NameResolver.Args args) {
     this.args = args;
     this.balancer = provider.newLoadBalancer(this);
   }
 
-  /** Name-resolver arguments carrying {@code key = value}, as a channel builder would make them. */
-  <T> NameResolver.Args argsWith(NameResolver.Args.Key<T> key, T value) {
+  /** Name-resolver arguments holding {@code value} under {@code key}, as a channel builds them. */
+  static <T> NameResolver.Args argsWith(NameResolver.Args.Key<T> key, T value) {
     return NameResolver.Args.newBuilder()
         .setDefaultPort(443)
-        .setProxyDetector(address -> null)
-        .setSynchronizationContext(syncContext)
+        .setProxyDetector(addr -> null)
+        .setSynchronizationContext(new SynchronizationContext((t, e) -> {
+          throw new IllegalStateException(e);
+        }))
         .setServiceConfigParser(new NameResolver.ServiceConfigParser() {
           @Override
-          public NameResolver.ConfigOrError parseServiceConfig(java.util.Map<String, ?> rawServiceConfig) {
-            return NameResolver.ConfigOrError.fromConfig(rawServiceConfig);
+          public NameResolver.ConfigOrError parseServiceConfig(Map<String, ?> raw) {
+            return NameResolver.ConfigOrError.fromConfig(raw);
           }
         })
         .setArg(key, value)
@@ -153,7 +156,7 @@ final class BenchHelper extends LoadBalancer.Helper {
   @Override
   public NameResolver.Args getNameResolverArgs() {
     if (args == null) {
-      throw new UnsupportedOperationException();
+      throw new UnsupportedOperationException(); // as before metrics: the balancer observes nothing
     }
     return args;
   }
