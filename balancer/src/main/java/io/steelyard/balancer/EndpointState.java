@@ -30,7 +30,7 @@ public record EndpointState(
   /**
    * grpc-services' health-checking wrapper says why a health check failed only in the status
    * description ("Health-check service responded SERVICE_UNKNOWN for 'svc'"); the status code is
-   * UNAVAILABLE for every case. {@code EndpointStateTest} runs a real health server and fails the
+   * UNAVAILABLE for every case. {@code BalancerMetricsTest} runs a real health server and fails the
    * day grpc changes this text.
    */
   private static final Pattern HEALTH_RESPONSE =
