@@ -95,9 +95,10 @@ class HealthCauseIT {
   void byDefaultTheClientAsksTheOverallStatusWhichEveryStandardHealthServerAnswers() throws Exception {
     register("go-greeter", address + "|1");
     // Generous deadlines: the child JVM resolves and connects within them on a loaded machine.
-    String[] r = greeterClient("go-greeter", "20s");
+    String[] r = greeterClient("go-greeter", "20s", "--metrics-port", "0");
     assertThat(r[0]).as("stderr: %s", r[2]).isEqualTo("0");
-    assertThat(r[1]).contains(address).contains("4 ok, 0 failed");
+    assertThat(r[1]).contains(address).contains("4 ok, 0 failed")
+        .containsPattern("(?m)^METRICS url=http://127\\.0\\.0\\.1:\\d+/metrics$");
   }
 
   @Test

@@ -9,6 +9,8 @@ import com.google.gson.JsonParser;
 import io.steelyard.examples.GreeterClient;
 import io.steelyard.examples.GreeterServer;
 import io.steelyard.testkit.EtcdCluster;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
@@ -20,7 +22,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /**
  * {@code steelyard top SERVICE --once --output json} reads each instance's advertised metrics:
  * calls per second follow the weights, a drained instance shows as drained and gets no calls,
- * and an instance without a metrics URL still shows its registry columns.
+ * and an instance without a metrics URL still shows its registry columns; without {@code --once}
+ * the view is redrawn every interval until stopped.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class TopIT {
@@ -28,7 +31,7 @@ class TopIT {
   @RegisterExtension static final EtcdCluster etcd = EtcdCluster.builder().build();
 
   @Test
-  void topShowsRatesPerInstanceFromTheirAdvertisedMetrics() throws Exception {
+  void topShowsRatesPerInstanceFromTheirAdvertisedMetricsOnceAndLive() throws Exception {
     String service = "topped";
     try (Greeters greeters = new Greeters(etcd.endpoints(), service)) {
       GreeterServer a = greeters.add(greeters.builder().weight(1).metricsPort(0).build().start());
@@ -60,6 +63,22 @@ class TopIT {
         assertThat(rows.get(plain.address()).get("metricsUrl").isJsonNull()).isTrue();
         assertThat(rows.get(plain.address()).get("weight").getAsInt()).isEqualTo(1);
         assertThat(rows.get(plain.address()).get("note").getAsString()).isEqualTo("no metrics URL");
+
+        // Live: the table is redrawn every --interval until the operator stops it (SIGTERM here).
+        Path live = Files.createTempFile("steelyard-top", ".out");
+        Process top = Cli.startCapturing(etcd.endpoints(), live, "top", service, "--interval", "500ms");
+        try {
+          await().atMost(Duration.ofSeconds(45)).untilAsserted(() -> {
+            String[] screens = Files.readString(live).split("\033\\[H\033\\[2J", -1);
+            assertThat(screens).as("screens drawn").hasSizeGreaterThanOrEqualTo(3);
+            // The one before the last is complete: the last may be mid-write.
+            assertThat(screens[screens.length - 2]).contains(b.address()).contains("registered");
+          });
+        } finally {
+          top.destroy();
+          assertThat(top.waitFor(10, TimeUnit.SECONDS)).as("top stops on SIGTERM").isTrue();
+          Files.deleteIfExists(live);
+        }
       }
     }
   }
