@@ -105,8 +105,12 @@ class PrometheusRoundTripIT {
             .start();
         String api = "http://127.0.0.1:" + port + "/api/v1/query?query=";
 
-        // Every target up, then each part's series with the values the parts hold.
+        // Every target up, then each part's series with the values the parts hold. Until
+        // Prometheus listens, a query is refused: that is waited out, not a failure.
+        Process started = prometheus;
         await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(500))
+            .ignoreExceptionsInstanceOf(IOException.class)
+            .failFast("prometheus exited before answering", () -> !started.isAlive())
             .until(() -> query(api, "sum(up{job=\"steelyard\"})").getOrDefault("", 0.0) == 3);
         await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> {
           assertThat(query(api, "steelyard_registration_registered{service=\"" + SERVICE + "\"}",
