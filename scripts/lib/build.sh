@@ -5,6 +5,7 @@
 #   examples/target/examples-*-all.jar         the greeter server and client (shaded)
 #   testkit/target/testkit-*.jar + classpath.txt   EtcdLauncher, for scripts/demo
 #   cli/target/steelyard-cli.jar                   bin/steelyard (shaded)
+#   examples/spring-greeter/target/spring-greeter-*.jar   bin/spring-greeter (Spring Boot jar)
 
 STEELYARD_VERSION="0.1.0-SNAPSHOT"
 
@@ -67,4 +68,26 @@ steelyard_mvn_package() {
     echo "steelyard: build failed; run ./mvnw -B -pl examples,cli,testkit -am -DskipTests package to see why" >&2
     return 1
   fi
+}
+
+steelyard_spring_greeter_jar() {
+  echo "$(steelyard_root)/examples/spring-greeter/target/spring-greeter-${STEELYARD_VERSION}.jar"
+}
+
+# Builds the Spring Boot greeter's executable jar when stale. Output goes to stderr.
+steelyard_build_spring_greeter() {
+  local root jar offline=()
+  root="$(steelyard_root)"
+  jar="$(steelyard_spring_greeter_jar)"
+  steelyard_stale "$jar" || return 0
+  echo "steelyard: building examples/spring-greeter (./mvnw package, tests skipped)..." >&2
+  if [[ -d "${HOME}/.m2/repository/org/springframework/grpc" ]]; then offline=(-o); fi
+  if (cd "$root" && ./mvnw -B -q "${offline[@]}" -pl examples/spring-greeter -am -DskipTests package >&2); then
+    return 0
+  fi
+  if [[ ${#offline[@]} -gt 0 ]] && (cd "$root" && ./mvnw -B -q -pl examples/spring-greeter -am -DskipTests package >&2); then
+    return 0
+  fi
+  echo "steelyard: build failed; run ./mvnw -B -pl examples/spring-greeter -am -DskipTests package to see why" >&2
+  return 1
 }

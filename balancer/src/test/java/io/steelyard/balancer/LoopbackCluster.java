@@ -8,13 +8,10 @@ import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
 import io.grpc.stub.ServerCalls;
-import java.io.ByteArrayInputStream;
+import io.steelyard.testkit.grpc.CapacityBackend;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -25,29 +22,12 @@ import java.util.concurrent.TimeUnit;
  */
 final class LoopbackCluster implements AutoCloseable {
 
-  static final MethodDescriptor.Marshaller<String> UTF8 =
-      new MethodDescriptor.Marshaller<>() {
-        @Override
-        public InputStream stream(String value) {
-          return new ByteArrayInputStream(value.getBytes(StandardCharsets.UTF_8));
-        }
-
-        @Override
-        public String parse(InputStream stream) {
-          try {
-            return new String(stream.readAllBytes(), StandardCharsets.UTF_8);
-          } catch (IOException e) {
-            throw new UncheckedIOException(e);
-          }
-        }
-      };
-
   static final MethodDescriptor<String, String> WHO =
       MethodDescriptor.<String, String>newBuilder()
           .setType(MethodDescriptor.MethodType.UNARY)
           .setFullMethodName("steelyard.test.Echo/Who")
-          .setRequestMarshaller(UTF8)
-          .setResponseMarshaller(UTF8)
+          .setRequestMarshaller(CapacityBackend.UTF8)
+          .setResponseMarshaller(CapacityBackend.UTF8)
           .build();
 
   final List<String> names;

@@ -36,6 +36,10 @@ import org.openjdk.jmh.annotations.Warmup;
  *       (health-checking wrapper included).
  *   <li>{@code *_bare}: ours without the health-checking wrapper, to compare with
  *       {@code round_robin_util}.
+ *   <li>{@code weighted_least_request(_bare)}: ours, P2C over per-endpoint load; a pick only (no
+ *       call is started, so every endpoint's count stays 0 and both candidates are compared).
+ *   <li>{@code least_request_experimental}: grpc-xds's P2C least request, from the registry
+ *       (health-checking wrapper included, as for round_robin): the same stream-tracer need.
  *   <li>{@code naive_*}: baselines in {@link NaivePickers}, over the same precomputed results.
  * </ul>
  */
@@ -60,6 +64,9 @@ public class PickerBenchmark {
     "weighted_round_robin_static",
     "weighted_random_bare",
     "weighted_round_robin_static_bare",
+    "weighted_least_request",
+    "weighted_least_request_bare",
+    "least_request_experimental",
     "naive_rwlock_expanded_list",
     "naive_linear_scan",
     "naive_prefix_sum_binary_search"
@@ -76,6 +83,8 @@ public class PickerBenchmark {
       case "round_robin":
       case "weighted_random":
       case "weighted_round_robin_static":
+      case "weighted_least_request":
+      case "least_request_experimental":
         subject = viaProvider(LoadBalancerRegistry.getDefaultRegistry().getProvider(picker), w);
         break;
       case "round_robin_util":
@@ -86,6 +95,9 @@ public class PickerBenchmark {
         break;
       case "weighted_round_robin_static_bare":
         subject = viaProvider(bare(WeightedPolicy.WEIGHTED_ROUND_ROBIN_STATIC), w);
+        break;
+      case "weighted_least_request_bare":
+        subject = viaProvider(bare(WeightedPolicy.WEIGHTED_LEAST_REQUEST), w);
         break;
       default:
         subject = naive(picker, w);

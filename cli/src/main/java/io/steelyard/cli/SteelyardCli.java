@@ -186,6 +186,7 @@ public final class SteelyardCli implements Callable<Integer> {
     for (String a : args) {
       if (a.equals("-v") || a.equals("--verbose")) {
         System.setProperty("steelyard.log.level", "INFO");
+        System.setProperty("steelyard.discovery.log.level", "INFO");
       }
     }
     // grpc (and Vert.x under jetcd) log through java.util.logging, whose console handler would

@@ -1,23 +1,15 @@
 package io.steelyard.cli;
 
-import io.etcd.jetcd.ByteSequence;
-import io.etcd.jetcd.Client;
-import io.etcd.jetcd.KeyValue;
-import io.etcd.jetcd.Watch;
-import io.etcd.jetcd.kv.GetResponse;
-import io.etcd.jetcd.options.GetOption;
-import io.etcd.jetcd.options.WatchOption;
-import io.etcd.jetcd.watch.WatchEvent;
-import io.etcd.jetcd.watch.WatchResponse;
-import io.steelyard.registry.DecodedValue;
+import io.steelyard.discovery.ServiceWatcher;
+import io.steelyard.discovery.Snapshot;
 import io.steelyard.registry.KeyLayout;
 import io.steelyard.registry.RegistryException;
-import io.steelyard.registry.ValueCodec;
-import io.steelyard.registry.internal.EtcdCalls;
-import java.nio.charset.StandardCharsets;
+import io.steelyard.registry.internal.EtcdErrors;
 import java.time.Duration;
-import java.util.HashMap;
-import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import javax.annotation.Nullable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -35,8 +27,10 @@ import picocli.CommandLine.Parameters;
       "  updated ADDRESS weight=W k=v,...    its metadata changed",
       "  removed ADDRESS                     key deleted or lease expired",
       "  malformed KEY: REASON               a value that cannot be read",
-      "Lists, then watches from the listed revision + 1 (no change in between",
-      "is lost), with require-leader so a partitioned member cannot stall it."
+      "Follows the service as the client library does (ServiceWatcher): lists,",
+      "then watches from the listed revision + 1, so no change in between is",
+      "lost; while etcd is away it keeps the last list and, once etcd is back,",
+      "prints what changed meanwhile."
     },
     footer = {
       "",
@@ -60,17 +54,13 @@ final class WatchCommand extends CliCommand {
   @Nullable
   Integer count;
 
-  /** How often the waiting thread checks whether the watch must be set up again. */
-  private static final long POLL_MILLIS = 200;
-
-  // Guarded by this: the listing and the watch callbacks both update it.
-  private final Map<String, DecodedValue> known = new HashMap<>();
+  // Guarded by this: written by the watcher's listener (on the discovery thread), read by
+  // the command's thread once it stops.
+  @Nullable private WatchLines.View previous;
+  private boolean stale;
   private int changes;
-  private boolean warned;
-  // Bumped for every new watcher, so late callbacks of a closed one are ignored.
-  private int generation;
-
-  private KeyLayout layout;
+  private boolean done;
+  @Nullable private RegistryException lastFailure;
 
   @Override
   public Integer call() {
@@ -82,193 +72,123 @@ final class WatchCommand extends CliCommand {
     }
     SteelyardCli cli = cli();
     SteelyardCli.ConnectionSettings settings = cli.settings(spec);
-    layout = settings.layout();
-    Client client = cli.client(settings);
-    ByteSequence prefix = layout.servicePrefixBytes(service);
+    cli.noteConnection(settings);
+    KeyLayout layout = settings.layout();
+    WatchLines lines = new WatchLines(layout, service);
     StopSignal stop = cli.stopSignal();
+    String what = "watch " + service;
+    CompletableFuture<Void> listed = new CompletableFuture<>();
 
-    GetResponse listed = list(client, prefix);
-    long from = apply(listed, true, stop);
-    Watch.Watcher watcher = watch(client, prefix, from, stop);
-    err().println(
-        "watching " + layout.servicePrefix(service) + " from revision " + from + " (Ctrl-C to stop)");
-    err().flush();
-    stop.listen();
-    try {
-      while (!stop.await(Duration.ofMillis(POLL_MILLIS))) {
-        if (!watcher.isClosed()) {
-          continue;
-        }
-        // jetcd reports every error to the listener but resumes the watch itself (from the last
-        // revision seen) unless the error is final: compacted, no leader, halted. Only then is
-        // the watcher closed, and we list again, print what changed meanwhile, and watch anew.
-        synchronized (this) {
-          warned = false; // always say this one: what follows comes from a listing, not events
-        }
-        warn("etcd ended the watch; listing again");
-        watcher = null;
-        while (watcher == null && !stop.isStopped()) {
-          try {
-            from = apply(list(client, prefix), false, stop);
-            watcher = watch(client, prefix, from, stop);
-          } catch (RegistryException e) {
-            warn(e.getMessage() + "; retrying");
-            stop.await(Duration.ofSeconds(1));
+    ServiceWatcher.Listener listener =
+        new ServiceWatcher.Listener() {
+          @Override
+          public void onSnapshot(Snapshot snapshot) {
+            show(snapshot, lines, layout, stop);
+            listed.complete(null);
           }
-        }
-      }
-    } finally {
-      if (watcher != null) {
-        watcher.close();
+
+          @Override
+          public void onUnavailable(Throwable cause) {
+            RegistryException e =
+                cause instanceof RegistryException re ? re : EtcdErrors.toRegistryException(what, cause);
+            synchronized (WatchCommand.this) {
+              lastFailure = e;
+            }
+            // A refused login, permission or certificate will not pass by retrying: say so now.
+            // Anything else is retried by the watcher until --timeout runs out.
+            if (e.kind().refused()) {
+              listed.completeExceptionally(e);
+            }
+          }
+        };
+    // Zero debounce: one snapshot per etcd watch response, so each change gets its line.
+    try (ServiceWatcher watcher =
+        ServiceWatcher.builder(settings.connection(), service)
+            .layout(layout)
+            .debounce(Duration.ZERO)
+            .open(listener)) {
+      try {
+        awaitFirstList(listed, what);
+        stop.listen();
+        stop.await();
+      } finally {
+        finish(); // before the watcher closes, which a snapshot on its way may race
       }
     }
     return SteelyardCli.EXIT_OK;
   }
 
-  private Watch.Watcher watch(Client client, ByteSequence prefix, long from, StopSignal stop) {
-    WatchOption option =
-        WatchOption.builder()
-            .isPrefix(true)
-            .withRevision(from)
-            .withRequireLeader(true)
-            .build();
-    int gen;
-    synchronized (this) {
-      gen = ++generation;
-    }
-    return client.getWatchClient()
-        .watch(
-            prefix,
-            option,
-            Watch.listener(
-                r -> onEvents(gen, r, stop),
-                e -> warn("watch interrupted (" + SteelyardCli.oneLine(e.getMessage()) + ")"),
-                () -> {}));
+  /** From now on a snapshot still on its way prints nothing: the command's output is complete. */
+  private synchronized void finish() {
+    done = true;
   }
 
   /**
-   * Takes a listing as the new known state. The first one prints {@code present} lines; a later
-   * one (after the watch had to be set up again) prints what changed, as the watch would have.
-   * Returns the revision to watch from.
+   * Waits for the first list, at most {@code --timeout}: a watch that cannot start fails like
+   * every other command (exit 1, one line), instead of waiting for etcd forever.
    */
-  private synchronized long apply(GetResponse listed, boolean first, StopSignal stop) {
-    Map<String, KeyValue> now = new HashMap<>();
-    for (KeyValue kv : listed.getKvs()) {
-      now.put(kv.getKey().toString(StandardCharsets.UTF_8), kv);
+  private void awaitFirstList(CompletableFuture<Void> listed, String what) {
+    Duration timeout = cli().timeout();
+    try {
+      listed.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+    } catch (TimeoutException e) {
+      RegistryException last;
+      synchronized (this) {
+        last = lastFailure;
+      }
+      // What the last attempt ran into (e.g. "could not be reached ... UNAVAILABLE") says more
+      // than "did not answer"; without one, etcd stayed silent for the whole --timeout.
+      throw last != null ? last : EtcdErrors.timedOut(what, timeout, e);
+    } catch (ExecutionException e) {
+      throw (RegistryException) e.getCause();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new RegistryException(
+          RegistryException.Kind.UNAVAILABLE, "interrupted while waiting for etcd (" + what + ")", e);
     }
-    if (first) {
-      for (KeyValue kv : listed.getKvs()) {
-        String key = kv.getKey().toString(StandardCharsets.UTF_8);
-        DecodedValue v = ValueCodec.decode(kv.getValue().getBytes());
-        known.put(key, v);
-        if (v instanceof DecodedValue.Accepted a) {
-          print("present " + a.address() + " weight=" + a.weight() + metadataSuffix(a));
-        } else {
-          print("malformed " + key + ": " + ((DecodedValue.Rejected) v).reason());
-        }
-      }
-    } else {
-      for (String key : new java.util.ArrayList<>(known.keySet())) {
-        if (!now.containsKey(key)) {
-          emit(removed(key), stop);
-        }
-      }
-      for (KeyValue kv : listed.getKvs()) {
-        emit(put(kv), stop);
-      }
-      warned = false;
-    }
-    out().flush();
-    return listed.getHeader().getRevision() + 1;
-  }
-  private GetResponse list(Client client, ByteSequence prefix) {
-    return new EtcdCalls(cli().timeout())
-        .await(
-            "list " + service,
-            () -> client.getKVClient().get(prefix, GetOption.builder().isPrefix(true).build()));
   }
 
-  // jetcd delivers the responses of one watcher in order, on its executor.
-  private synchronized void onEvents(int gen, WatchResponse response, StopSignal stop) {
-    if (gen != generation) {
+  /** Prints what {@code snapshot} shows that the previous one did not. On the discovery thread. */
+  private synchronized void show(
+      Snapshot snapshot, WatchLines lines, KeyLayout layout, StopSignal stop) {
+    if (done) {
       return;
     }
-    warned = false;
-    for (WatchEvent event : response.getEvents()) {
-      switch (event.getEventType()) {
-        case PUT -> emit(put(event.getKeyValue()), stop);
-        case DELETE -> emit(removed(event.getKeyValue().getKey().toString(StandardCharsets.UTF_8)), stop);
-        default -> { }
-      }
+    WatchLines.View view = WatchLines.View.of(snapshot);
+    String prefix = layout.servicePrefix(service);
+    if (previous == null) {
+      lines.present(view).forEach(out()::println);
+      out().flush();
+      err().println(
+          "watching " + prefix + " from revision " + (snapshot.revision() + 1) + " (Ctrl-C to stop)");
     }
-    out().flush();
+    if (snapshot.isStale() != stale) {
+      stale = snapshot.isStale();
+      // The watcher logs the cause (a WARN on stderr); this line says what the output will do.
+      err().println("steelyard: " + prefix + ": "
+          + (stale
+              ? "lost etcd; keeping the last list, resuming the watch or listing again once"
+                  + " etcd answers"
+              : "etcd answers again (revision " + snapshot.revision() + ")"));
+    }
+    err().flush();
+    if (previous != null) {
+      lines.changes(previous, view).forEach(line -> emit(line, stop));
+      out().flush();
+    }
+    previous = view;
   }
 
   /** Prints a change line, unless {@code --count} lines were printed already. */
-  private void emit(@Nullable String line, StopSignal stop) {
-    if (line == null || (count != null && changes >= count)) {
+  private void emit(String line, StopSignal stop) {
+    if (count != null && changes >= count) {
       return;
     }
-    print(line);
+    out().println(line);
     changes++;
     if (count != null && changes >= count) {
       out().flush();
       stop.stop();
     }
-  }
-
-  /** The line for a key now holding {@code kv}'s value, or null when nothing visible changed. */
-  @Nullable
-  private String put(KeyValue kv) {
-    String key = kv.getKey().toString(StandardCharsets.UTF_8);
-    DecodedValue before = known.get(key);
-    DecodedValue now = ValueCodec.decode(kv.getValue().getBytes());
-    known.put(key, now);
-    if (!(now instanceof DecodedValue.Accepted a)) {
-      return now.equals(before)
-          ? null
-          : "malformed " + key + ": " + ((DecodedValue.Rejected) now).reason();
-    }
-    if (!(before instanceof DecodedValue.Accepted b)) {
-      return "added " + a.address() + " weight=" + a.weight() + metadataSuffix(a);
-    }
-    if (b.weight() != a.weight()) {
-      return "weight " + a.address() + " " + b.weight() + " -> " + a.weight();
-    }
-    if (!b.equals(a)) {
-      return "updated " + a.address() + " weight=" + a.weight() + " "
-          + ListCommand.metadataText(a.metadata());
-    }
-    return null; // the same value written again (e.g. a re-registration): no change to show
-  }
-
-  /** The line for a key that is gone, or null if it was not known. */
-  @Nullable
-  private String removed(String key) {
-    DecodedValue before = known.remove(key);
-    if (before == null) {
-      return null;
-    }
-    return "removed "
-        + (before instanceof DecodedValue.Accepted b
-            ? b.address()
-            : layout.instanceId(service, key).orElse(key));
-  }
-
-  /** One warning on stderr per interruption, until events flow again. */
-  private synchronized void warn(String what) {
-    if (!warned) {
-      err().println("steelyard: " + layout.servicePrefix(service) + ": " + what);
-      err().flush();
-      warned = true;
-    }
-  }
-
-  private static String metadataSuffix(DecodedValue.Accepted a) {
-    return a.metadata().isEmpty() ? "" : " " + ListCommand.metadataText(a.metadata());
-  }
-
-  private void print(String line) {
-    out().println(line);
   }
 }

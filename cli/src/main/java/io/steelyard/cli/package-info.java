@@ -5,8 +5,9 @@
  * options, output lines and exit codes.
  *
  * <p>Every read and rewrite goes through {@link io.steelyard.agent.InstanceStore} and the sidecar
- * through {@link io.steelyard.agent.ServiceRegistration}, the agent's own code paths; input is
- * validated before a client is built, so bad input never reaches etcd.
+ * through {@link io.steelyard.agent.ServiceRegistration}, the agent's own code paths, and {@code
+ * watch} follows a service through {@link io.steelyard.discovery.ServiceWatcher}, the client's;
+ * input is validated before a client is built, so bad input never reaches etcd.
  */
 @ParametersAreNonnullByDefault
 package io.steelyard.cli;

@@ -2,13 +2,11 @@ package io.steelyard.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
-import io.etcd.jetcd.auth.Permission;
 import io.steelyard.registry.EtcdConnection;
+import io.steelyard.testkit.EtcdAuthAdmin;
 import io.steelyard.testkit.EtcdCluster;
-import java.nio.charset.StandardCharsets;
-import java.util.concurrent.TimeUnit;
+import java.time.Duration;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -22,27 +20,17 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 @Timeout(60)
 class AuthIT {
 
-  @RegisterExtension static final EtcdCluster etcd = EtcdCluster.builder().build();
+  @RegisterExtension static final EtcdCluster etcd = EtcdCluster.builder().rootPassword("rootpw").build();
 
   private static Client root;
   private static Keyspace keys;
   private static Cli cli;
 
   @BeforeAll
-  static void enableAuth() throws Exception {
-    try (Client admin = EtcdConnection.of(etcd.endpoints()).connect()) {
-      var auth = admin.getAuthClient();
-      auth.userAdd(bytes("root"), bytes("rootpw")).get(10, TimeUnit.SECONDS);
-      auth.roleAdd(bytes("root")).get(10, TimeUnit.SECONDS);
-      auth.userGrantRole(bytes("root"), bytes("root")).get(10, TimeUnit.SECONDS);
-      auth.userAdd(bytes("steelyard"), bytes("s3cret")).get(10, TimeUnit.SECONDS);
-      auth.roleAdd(bytes("registry")).get(10, TimeUnit.SECONDS);
-      auth.roleGrantPermission(
-              bytes("registry"), bytes("/services/"), bytes("/services0"), Permission.Type.READWRITE)
-          .get(10, TimeUnit.SECONDS);
-      auth.userGrantRole(bytes("steelyard"), bytes("registry")).get(10, TimeUnit.SECONDS);
-      auth.authEnable().get(10, TimeUnit.SECONDS);
-    }
+  static void addUsers() throws Exception {
+    etcd.authAdmin()
+        .addRole("registry", EtcdAuthAdmin.Access.READWRITE, "/services/")
+        .addUser("steelyard", "s3cret", "registry");
     root = EtcdConnection.builder().endpoints(etcd.endpoints()).user("root", "rootpw").build().connect();
     keys = new Keyspace(root);
     cli = Cli.withEndpoints(etcd.endpoints());
@@ -91,7 +79,32 @@ class AuthIT {
     assertThat(r.err()).contains("user name is empty");
   }
 
-  private static ByteSequence bytes(String s) {
-    return ByteSequence.from(s, StandardCharsets.UTF_8);
+  @Test
+  void watchWithAWrongPasswordStopsAtTheRefusalInsteadOfWaitingForEtcd() {
+    Cli.Result r = cli.run("--user", "steelyard:wrong", "--timeout", "20s", "watch", "greeter");
+
+    assertThat(r.exitCode()).as(r.toString()).isEqualTo(1);
+    assertThat(r.err().lines().toList()).as(r.toString()).hasSize(1);
+    assertThat(r.err())
+        .startsWith("steelyard: etcd at " + etcd.endpoints() + ": ")
+        .contains("UNAUTHENTICATED")
+        .doesNotContain("unreachable")
+        .doesNotContain("within");
+    assertThat(r.out()).isEmpty();
+    assertThat(r.took()).isLessThan(Duration.ofSeconds(20));
+  }
+
+  @Test
+  void watchOutsideTheUsersKeysIsRefusedAsAPermission() {
+    Cli.Result r =
+        cli.run("--user", "steelyard:s3cret", "--timeout", "20s", "--prefix", "/other", "watch", "greeter");
+
+    assertThat(r.exitCode()).as(r.toString()).isEqualTo(1);
+    assertThat(r.err().lines().toList()).as(r.toString()).hasSize(1);
+    assertThat(r.err())
+        .startsWith("steelyard: etcd at " + etcd.endpoints() + ": ")
+        .containsIgnoringCase("permission denied")
+        .doesNotContain("unreachable");
+    assertThat(r.took()).isLessThan(Duration.ofSeconds(20));
   }
 }

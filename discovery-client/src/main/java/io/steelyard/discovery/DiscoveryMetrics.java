@@ -31,7 +31,8 @@ import javax.annotation.concurrent.GuardedBy;
  * }</pre>
  *
  * <p>Per service (tag {@code service}): {@value #INSTANCES}, {@value #STALE} (0 while fresh),
- * {@value #MALFORMED}, {@value #RELISTS} (tag {@code cause}) and {@value #PROPAGATION}, the time
+ * {@value #MALFORMED}, {@value #RELISTS} (tag {@code cause}), {@value #STALE_EVENTS} (watch
+ * events older than the view, skipped; only etcd's gRPC proxy sends them) and {@value #PROPAGATION}, the time
  * from a watch response arriving from etcd to a channel's balancer holding the change (one
  * sample per channel). Process-wide: {@value #WATCHES} and {@value #ETCD_CLIENTS}. A service's
  * meters appear with its first watcher and go with its last. When one process watches a service
@@ -47,6 +48,7 @@ public final class DiscoveryMetrics implements MeterBinder, AutoCloseable {
   public static final String STALE = "steelyard.discovery.stale";
   public static final String MALFORMED = "steelyard.discovery.malformed";
   public static final String RELISTS = "steelyard.discovery.relists";
+  public static final String STALE_EVENTS = "steelyard.discovery.stale.events";
   public static final String PROPAGATION = "steelyard.discovery.propagation";
   public static final String WATCHES = "steelyard.discovery.watches";
   public static final String ETCD_CLIENTS = "steelyard.discovery.etcd.clients";
@@ -150,6 +152,7 @@ public final class DiscoveryMetrics implements MeterBinder, AutoCloseable {
     private final Timer propagation;
     private final LongConsumer sink;
     private volatile long retiredMalformed;
+    private volatile long retiredStaleEvents;
     private final Map<RelistCause, Long> retiredRelists = new EnumMap<>(RelistCause.class);
 
     ServiceMeters(MeterRegistry registry, String service) {
@@ -166,6 +169,13 @@ public final class DiscoveryMetrics implements MeterBinder, AutoCloseable {
           FunctionCounter.builder(MALFORMED, this,
                   m -> m.retiredMalformed + m.sum(PrefixWatcher::malformedCount))
               .description("values skipped as malformed, once per key version")
+              .tag("service", service)
+              .register(registry));
+      meters.add(
+          FunctionCounter.builder(STALE_EVENTS, this,
+                  m -> m.retiredStaleEvents + m.sum(w -> w.counters().staleEventsSkipped()))
+              .description("watch events at or below the applied revision, skipped (a gRPC proxy"
+                  + " may send them)")
               .tag("service", service)
               .register(registry));
       for (RelistCause cause : RelistCause.values()) {
@@ -212,6 +222,7 @@ public final class DiscoveryMetrics implements MeterBinder, AutoCloseable {
       }
       synchronized (retiredRelists) {
         retiredMalformed += w.malformedCount();
+        retiredStaleEvents += w.counters().staleEventsSkipped();
         for (RelistCause c : RelistCause.values()) {
           retiredRelists.merge(c, w.counters().relists(c), Long::sum);
         }

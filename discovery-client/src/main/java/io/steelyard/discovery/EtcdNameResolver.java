@@ -17,6 +17,7 @@ import java.net.SocketAddress;
 import java.net.UnknownHostException;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Executor;
@@ -71,6 +72,14 @@ final class EtcdNameResolver extends NameResolver {
   @Nullable private Snapshot latest;
   private boolean resolving;
   private final Map<String, List<InetAddress>> dnsCache = new HashMap<>();
+  /**
+   * The address group of each IP-literal instance pushed, by identity: the watcher keeps the same
+   * {@code ServiceInstance} object while its key is unchanged, so a weight change in a service of
+   * 100,000 instances builds one group, not 100,000. Instances gone stay until the map is twice
+   * the size of the last push, then it is rebuilt: rebuilding it on every push cost more than
+   * the groups it saved.
+   */
+  private Map<ServiceInstance, EquivalentAddressGroup> groups = new IdentityHashMap<>();
   private long lastDnsRefreshNanos;
   private boolean shutdown;
 
@@ -170,6 +179,9 @@ final class EtcdNameResolver extends NameResolver {
     }
     List<String> unknown = new ArrayList<>();
     for (ServiceInstance i : snapshot.instances()) {
+      if (groups.containsKey(i)) {
+        continue; // an IP literal, parsed before
+      }
       String host = HostAndPort.fromString(i.address()).getHost();
       if (!InetAddresses.isInetAddress(host) && !dnsCache.containsKey(host)) {
         unknown.add(host);
@@ -190,7 +202,17 @@ final class EtcdNameResolver extends NameResolver {
       });
       return;
     }
-    List<EquivalentAddressGroup> eags = toAddressGroups(snapshot.instances(), dnsCache);
+    List<EquivalentAddressGroup> eags = toAddressGroups(snapshot.instances(), dnsCache, groups);
+    if (groups.size() > 2 * eags.size() + 64) {
+      Map<ServiceInstance, EquivalentAddressGroup> live = new IdentityHashMap<>(eags.size());
+      for (ServiceInstance i : snapshot.instances()) {
+        EquivalentAddressGroup g = groups.get(i);
+        if (g != null) {
+          live.put(i, g);
+        }
+      }
+      groups = live;
+    }
     pushed = snapshot;
     Status accepted = listener.onResult2(
         ResolutionResult.newBuilder().setAddressesOrError(StatusOr.fromValue(eags)).build());
@@ -271,22 +293,42 @@ final class EtcdNameResolver extends NameResolver {
   @VisibleForTesting
   static List<EquivalentAddressGroup> toAddressGroups(
       List<ServiceInstance> instances, Map<String, List<InetAddress>> dns) {
+    return toAddressGroups(instances, dns, new IdentityHashMap<>());
+  }
+
+  /**
+   * As above, reusing the group of an IP-literal instance found (by identity) in {@code groups}
+   * and adding the groups of new IP-literal instances to it.
+   */
+  private static List<EquivalentAddressGroup> toAddressGroups(
+      List<ServiceInstance> instances,
+      Map<String, List<InetAddress>> dns,
+      Map<ServiceInstance, EquivalentAddressGroup> groups) {
     List<EquivalentAddressGroup> out = new ArrayList<>(instances.size());
     for (ServiceInstance i : instances) {
+      EquivalentAddressGroup known = groups.get(i);
+      if (known != null) {
+        out.add(known);
+        continue;
+      }
       HostAndPort hp = HostAndPort.fromString(i.address());
       String host = hp.getHost();
-      List<SocketAddress> addrs;
       if (InetAddresses.isInetAddress(host)) {
-        addrs = List.of(new InetSocketAddress(InetAddresses.forString(host), hp.getPort()));
-      } else {
-        List<InetAddress> resolved = dns.getOrDefault(host, List.of());
-        if (resolved.isEmpty()) {
-          continue;
-        }
-        addrs = new ArrayList<>(resolved.size());
-        for (InetAddress a : resolved) {
-          addrs.add(new InetSocketAddress(a, hp.getPort()));
-        }
+        EquivalentAddressGroup group = EndpointWeights.withWeight(
+            new EquivalentAddressGroup(new InetSocketAddress(InetAddresses.forString(host), hp.getPort())),
+            i.weight(), i.metadata());
+        out.add(group);
+        groups.put(i, group);
+        continue;
+      }
+      // Host names are not cached here: their addresses follow the DNS cache, refreshed apart.
+      List<InetAddress> resolved = dns.getOrDefault(host, List.of());
+      if (resolved.isEmpty()) {
+        continue;
+      }
+      List<SocketAddress> addrs = new ArrayList<>(resolved.size());
+      for (InetAddress a : resolved) {
+        addrs.add(new InetSocketAddress(a, hp.getPort()));
       }
       out.add(EndpointWeights.withWeight(new EquivalentAddressGroup(addrs), i.weight(), i.metadata()));
     }

@@ -26,12 +26,17 @@ import org.slf4j.LoggerFactory;
  * // etcd from STEELYARD_ETCD_ENDPOINTS, else http://127.0.0.1:2379 (the META-INF/services instance)
  * ManagedChannel ch = ManagedChannelBuilder.forTarget("etcd:///greeter")
  *     .defaultLoadBalancingPolicy("weighted_random").usePlaintext().build();
- * // etcd named in the target
- * ManagedChannelBuilder.forTarget("etcd://10.0.0.1:2379,10.0.0.2:2379/greeter");
+ * // etcd named in the target (plain HTTP): several members, or one
+ * ManagedChannelBuilder.forTarget("etcd:///greeter?endpoints=10.0.0.1:2379,10.0.0.2:2379");
+ * ManagedChannelBuilder.forTarget("etcd://10.0.0.1:2379/greeter");
  * // programmatic: auth/TLS/prefix, registered above the default instance
  * NameResolverRegistry.getDefaultRegistry().register(EtcdNameResolverProvider.builder()
  *     .connection(EtcdConnection.builder().endpoints("https://etcd:2379").tls(ca, null, null).build())
  *     .layout(KeyLayout.of("/prod/services")).build());   // priority 4: above the default instance
+ * // per channel, touching no process-wide registry (how the Spring Boot starter keeps two
+ * // application contexts of one JVM apart):
+ * ManagedChannelBuilder.forTarget("etcd:///greeter")
+ *     .setNameResolverArg(EtcdNameResolverProvider.CHANNEL_PROVIDER, configuredProvider);
  * }</pre>
  *
  * <p>Every channel of the process naming the same etcd, layout and service shares one watch.
@@ -74,6 +79,20 @@ public final class EtcdNameResolverProvider extends NameResolverProvider {
    */
   public static final NameResolver.Args.Key<EtcdConnection> CONNECTION =
       NameResolver.Args.Key.create("io.steelyard.discovery.EtcdConnection");
+
+  /**
+   * A channel's own provider for its {@code etcd:} target: whichever {@code etcd} provider grpc
+   * picks from the registry (the {@code META-INF/services} instance, or one registered
+   * programmatically) hands the target to the provider set under this key with {@code
+   * ManagedChannelBuilder.setNameResolverArg}, so that channels of one process can resolve
+   * against different etcd clusters, credentials or key layouts without a process-wide
+   * registration. Unlike {@link #CONNECTION} it carries the key layout and the watcher timings
+   * too (the Spring Boot starter sets it on every channel of an application context). {@code
+   * nameResolverFactory} cannot do this: grpc resolves the target's provider from the default
+   * registry when the builder is created, and that choice wins.
+   */
+  public static final NameResolver.Args.Key<EtcdNameResolverProvider> CHANNEL_PROVIDER =
+      NameResolver.Args.Key.create("io.steelyard.discovery.channelProvider");
 
   @Nullable private final EtcdConnection connection;
   private final KeyLayout layout;
@@ -122,6 +141,10 @@ public final class EtcdNameResolverProvider extends NameResolverProvider {
   public NameResolver newNameResolver(URI targetUri, NameResolver.Args args) {
     if (targetUri == null || !SCHEME.equals(targetUri.getScheme())) {
       return null;
+    }
+    EtcdNameResolverProvider channelProvider = args.getArg(CHANNEL_PROVIDER);
+    if (channelProvider != null && channelProvider != this) {
+      return channelProvider.newNameResolver(targetUri, args);
     }
     String path = targetUri.getPath();
     String authority = path != null && path.startsWith("/") && path.length() > 1

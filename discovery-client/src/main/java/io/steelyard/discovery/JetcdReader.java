@@ -23,8 +23,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * {@link EtcdReader} over a jetcd {@link Client}: the only class of the watch engine that reads
- * etcd through jetcd. The listing goes through registry-core's etcd-call layer ({@link
- * EtcdCalls}: timeout, failures classified by code). The client belongs to the caller.
+ * etcd through jetcd. A listing is paged at one revision ({@link PagedListing}), each page through
+ * registry-core's etcd-call layer ({@link EtcdCalls}: timeout, failures classified by code). The
+ * client belongs to the caller.
  *
  * <p>jetcd 0.8.6 keeps retrying a watch on UNAVAILABLE after reporting the error to the listener,
  * and closes it for good on compaction and most other errors; this adapter reports the first
@@ -37,23 +38,46 @@ final class JetcdReader implements EtcdReader {
 
   private final Client client;
   private final EtcdCalls calls;
+  private final int pageKeys;
 
   JetcdReader(Client client, EtcdCalls calls) {
-    this.client = client;
-    this.calls = calls;
+    this(client, calls, PagedListing.DEFAULT_PAGE_KEYS);
   }
 
+  /** @param pageKeys keys per page of a listing, see {@link PagedListing} */
+  JetcdReader(Client client, EtcdCalls calls, int pageKeys) {
+    this.client = client;
+    this.calls = calls;
+    this.pageKeys = pageKeys;
+  }
+
+  /** Lists in pages at one revision ({@link PagedListing}); each page is one bounded etcd call. */
   @Override
   public CompletableFuture<Listing> list(String prefix) {
-    GetOption everyKey = GetOption.builder().isPrefix(true).build();
+    return PagedListing.list(
+        (from, end, revision, limit) -> page(prefix, from, end, revision, limit), prefix, pageKeys);
+  }
+
+  /** One linearizable range request, which also waits for {@code revision} to be applied. */
+  CompletableFuture<PagedListing.Page> page(
+      String prefix, byte[] fromKey, byte[] endKey, long revision, int limit) {
+    GetOption.Builder option = GetOption.builder()
+        .withRange(ByteSequence.from(endKey))
+        .withLimit(limit);
+    if (revision > 0) {
+      option.withRevision(revision);
+    }
+    GetOption range = option.build();
     return calls
-        .call("list " + prefix, () -> client.getKVClient().get(bytes(prefix), everyKey))
+        .call("list " + prefix, () -> client.getKVClient().get(ByteSequence.from(fromKey), range))
         .thenApply(resp -> {
-          List<KeyVersion> keys = new ArrayList<>(resp.getKvs().size());
-          for (KeyValue kv : resp.getKvs()) {
+          List<KeyValue> kvs = resp.getKvs();
+          List<KeyVersion> keys = new ArrayList<>(kvs.size());
+          for (KeyValue kv : kvs) {
             keys.add(keyVersion(kv));
           }
-          return new Listing(resp.getHeader().getRevision(), keys);
+          byte[] last = kvs.isEmpty() ? null : kvs.get(kvs.size() - 1).getKey().getBytes();
+          return new PagedListing.Page(resp.getHeader().getRevision(), keys, last, resp.isMore());
         });
   }
 

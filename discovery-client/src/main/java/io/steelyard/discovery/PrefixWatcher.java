@@ -143,6 +143,11 @@ final class PrefixWatcher {
     return compactionRelists.get();
   }
 
+  /** Watch events at or below the applied revision, skipped (only a gRPC proxy sends them). Any thread. */
+  long staleEventsSkipped() {
+    return counters.staleEventsSkipped();
+  }
+
   long malformedCount() {
     return malformed.get();
   }
@@ -364,15 +369,25 @@ final class PrefixWatcher {
       return;
     }
     raftTerm = Math.max(raftTerm, batch.raftTerm());
-    memberId = batch.memberId();
+    if (batch.memberId() != 0) { // 0: a created notification a gRPC proxy made up (wentBackInTime)
+      memberId = batch.memberId();
+    }
     cancel(createWatchdog);
     createWatchdog = null;
     if (staleSinceMillis != 0) {
       recovered(); // any response, created notification included, proves the stream is back
     }
     boolean changed = false;
+    long applied = revision;
     for (Event event : batch.events()) {
       EtcdReader.KeyVersion kv = event.kv();
+      if (kv.modRevision() <= applied) {
+        // Already in our view. etcd never sends these, but its gRPC proxy may: a watch it
+        // coalesces into a shared one can start from an older revision (etcd's grpc_proxy docs,
+        // "Limitations"); applying such an event would move a key back in time.
+        counters.staleEventSkipped();
+        continue;
+      }
       changed |= event.delete() ? table.remove(kv.key()) : table.put(kv.key(), kv.value(), kv.modRevision());
       revision = Math.max(revision, kv.modRevision());
     }
@@ -413,6 +428,11 @@ final class PrefixWatcher {
   private boolean wentBackInTime(WatchBatch batch) {
     long theirs = batch.revision();
     long term = batch.raftTerm();
+    if (term == 0 && batch.memberId() == 0) {
+      // etcd's gRPC proxy, adding this watch to a watch it already holds, makes up the created
+      // notification with only a revision (ours + 1); no member or term to compare.
+      return theirs < revision;
+    }
     if (theirs >= revision && term >= raftTerm) {
       return false;
     }
@@ -521,8 +541,9 @@ final class PrefixWatcher {
       return;
     }
     String hint = e.kind() == Kind.LIMIT && what.equals("list")
-        ? "; a listing is one etcd response, which must fit the client's inbound message limit"
-            + " (gRPC's default: 4 MiB)"
+        ? "; a listing is paged down to one key per etcd response, and a key with its value is"
+            + " over the client's inbound message limit (gRPC's default: 4 MiB) or, through etcd's"
+            + " gRPC proxy, its send limit (--max-send-bytes, default 1.5 MiB)"
         : "";
     long retrySeconds = TimeUnit.NANOSECONDS.toSeconds(config.backoffMaxNanos());
     if (listed) {

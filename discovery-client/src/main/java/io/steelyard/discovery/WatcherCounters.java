@@ -1,13 +1,15 @@
 package io.steelyard.discovery;
 
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.function.LongConsumer;
 
 /**
  * What one {@link PrefixWatcher} counts for metrics, readable from any thread: re-lists by cause,
- * the instances of its last published view, and where the propagation delay of a change goes
- * (the time from its watch response arriving to a channel's balancer holding it).
+ * watch events skipped as older than its view, the instances of its last published view, and
+ * where the propagation delay of a change goes (the time from its watch response arriving to a
+ * channel's balancer holding it).
  *
  * <p>Plain atomics, no metrics library: {@link DiscoveryMetrics} turns them into meters when an
  * application binds one.
@@ -16,6 +18,7 @@ final class WatcherCounters {
 
   private final AtomicLongArray relists = new AtomicLongArray(RelistCause.values().length);
   private final CopyOnWriteArrayList<LongConsumer> propagationSinks = new CopyOnWriteArrayList<>();
+  private final AtomicLong staleEventsSkipped = new AtomicLong();
   private volatile int instances;
 
   void relisted(RelistCause cause) {
@@ -24,6 +27,15 @@ final class WatcherCounters {
 
   long relists(RelistCause cause) {
     return relists.get(cause.ordinal());
+  }
+
+  /** A watch event at or below the applied revision was dropped (etcd's gRPC proxy may send one). */
+  void staleEventSkipped() {
+    staleEventsSkipped.incrementAndGet();
+  }
+
+  long staleEventsSkipped() {
+    return staleEventsSkipped.get();
   }
 
   void instances(int count) {

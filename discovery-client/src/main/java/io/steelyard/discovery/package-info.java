@@ -3,7 +3,7 @@
  *
  * <ul>
  *   <li>{@link io.steelyard.discovery.EtcdNameResolverProvider}: the {@code etcd} scheme for
- *       grpc-java ({@code etcd:///SERVICE}, {@code etcd://host:2379,host:2379/SERVICE}),
+ *       grpc-java ({@code etcd:///SERVICE}, {@code etcd:///SERVICE?endpoints=host:2379,host:2379}),
  *       registered through {@code META-INF/services}; addresses carry their weight and metadata
  *       for the {@code balancer} module's policies.
  *   <li>{@link io.steelyard.discovery.ServiceWatcher}: the same watch for code that is not a

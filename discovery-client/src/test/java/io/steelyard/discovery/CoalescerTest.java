@@ -8,7 +8,7 @@ import org.junit.jupiter.api.Test;
 
 class CoalescerTest {
 
-  private final FakeScheduler scheduler = new FakeScheduler();
+  private final InlineFakeScheduler scheduler = new InlineFakeScheduler();
   private final AtomicInteger publishes = new AtomicInteger();
   private final Coalescer coalescer =
       new Coalescer(scheduler, TimeUnit.MILLISECONDS.toNanos(10), publishes::incrementAndGet);

@@ -25,7 +25,7 @@ class DiscoveryMetricsTest {
   private static final EtcdConnection ETCD = EtcdConnection.of("http://127.0.0.1:9");
   private static final String P = "/services/greeter/";
 
-  private final FakeScheduler scheduler = new FakeScheduler();
+  private final InlineFakeScheduler scheduler = new InlineFakeScheduler();
   private final ScriptedEtcdReader reader = new ScriptedEtcdReader("etcd");
   private final WatchRegistry registry = new WatchRegistry(scheduler, new Random(1), Runnable::run,
       c -> new WatchRegistry.SharedClient() {
@@ -88,6 +88,13 @@ class DiscoveryMetricsTest {
     assertThat(gauge(DiscoveryMetrics.INSTANCES)).isEqualTo(3);
     assertThat(meters.get(DiscoveryMetrics.MALFORMED).tag("service", "greeter")
         .functionCounter().count()).isEqualTo(1);
+    assertThat(meters.get(DiscoveryMetrics.STALE_EVENTS).tag("service", "greeter")
+        .functionCounter().count()).isZero();
+    // A gRPC proxy may replay an event the view already holds (b at revision 8): skipped, counted.
+    w.events(13, put(P + "b", "10.0.0.2:1|7", 8));
+    assertThat(meters.get(DiscoveryMetrics.STALE_EVENTS).tag("service", "greeter")
+        .functionCounter().count()).isEqualTo(1);
+    assertThat(gauge(DiscoveryMetrics.INSTANCES)).isEqualTo(3);
 
     w.compacted(15);
     reader.pendingList().complete(listing(20, kv(P + "a", "10.0.0.1:1|2", 7)));

@@ -86,6 +86,19 @@ class EtcdNameResolverTest {
   }
 
   @Test
+  void anUnchangedInstanceKeepsItsAddressGroupAcrossPushes() {
+    start();
+    ServiceInstance kept = ServiceInstance.of("greeter", "10.0.0.1:50051", 1);
+    ServiceInstance changed = ServiceInstance.of("greeter", "10.0.0.2:50051", 1);
+    source.onSnapshot(snapshot(3, null, kept, changed));
+    source.onSnapshot(snapshot(4, null, kept, changed.withWeight(7)));
+    assertThat(results).hasSize(2);
+    assertThat(results.get(1).get(0)).isSameAs(results.get(0).get(0));
+    assertThat(results.get(1).get(1)).isNotSameAs(results.get(0).get(1));
+    assertThat(EndpointWeights.weight(results.get(1).get(1))).isEqualTo(7);
+  }
+
+  @Test
   void hostNamesBecomeOneGroupOfAllTheirAddressesAndUnresolvedOnesAreLeftOut() throws Exception {
     InetAddress a = InetAddress.getByName("10.1.1.1");
     InetAddress b = InetAddress.getByName("10.1.1.2");

@@ -29,11 +29,28 @@ class EtcdTargetTest {
     assertThat(t.connection().endpointsString()).isEqualTo("http://h1:2379,http://10.0.0.2:2380");
   }
 
+  @Test
+  void queryListsTheEndpoints() {
+    EtcdTarget t = EtcdTarget.parse(URI.create("etcd:///greeter?endpoints=h1:2379,10.0.0.2:2380,[::1]:2381"), () -> {
+      throw new AssertionError("default must not be consulted");
+    });
+    assertThat(t.service()).isEqualTo("greeter");
+    assertThat(t.connection().endpointsString()).isEqualTo("http://h1:2379,http://10.0.0.2:2380,http://[::1]:2381");
+  }
+
+  @Test
+  void queryMayBePercentEncoded() {
+    EtcdTarget t = EtcdTarget.parse(URI.create("etcd:///greeter?endpoints=h1%3A2379%2Ch2%3A2379"), () -> DEFAULT);
+    assertThat(t.connection().endpointsString()).isEqualTo("http://h1:2379,http://h2:2379");
+  }
+
   @ParameterizedTest
   @ValueSource(strings = {
     "etcd:greeter", "etcd:///", "etcd:///a/b", "etcd:///..", "etcd:///greeter?x=1",
     "etcd:///greeter#f", "etcd:///gr%20eeter", "etcd:///a%2Fb", "etcd://h1/greeter",
-    "etcd://user:pw@h1:2379/greeter", "etcd:///-x"
+    "etcd://user:pw@h1:2379/greeter", "etcd:///-x", "etcd:///greeter?endpoints=",
+    "etcd:///greeter?endpoints=h1:2379&x=1", "etcd://h1:2379/greeter?endpoints=h2:2379",
+    "etcd:///greeter?endpoints=http://h1:2379", "etcd:///greeter?endpoints=h1"
   })
   void invalidTargetsNameTheTargetAndTheExpectedForm(String target) {
     assertThatThrownBy(() -> EtcdTarget.parse(URI.create(target), () -> DEFAULT))

@@ -97,6 +97,35 @@ class InstanceTableTest {
   }
 
   @Test
+  void aKeyNotNamedByItsAddressStillYieldsSortedUniqueAddressesFirstKeyWinning() {
+    table.put(P + "10.0.0.1:1", v("10.0.0.1:1|1"), 2);
+    table.put(P + "10.0.0.3:1", v("10.0.0.3:1|3"), 3);
+    table.put(P + "zz-go-manager", v("10.0.0.2:1|2"), 4); // sorts last by key, second by address
+    table.put(P + "zzz-duplicate", v("10.0.0.1:1|9"), 5); // same address as the first key
+    assertThat(instances()).containsExactly(
+        ServiceInstance.of("greeter", "10.0.0.1:1", 1),
+        ServiceInstance.of("greeter", "10.0.0.2:1", 2),
+        ServiceInstance.of("greeter", "10.0.0.3:1", 3));
+  }
+
+  @Test
+  void anUnchangedViewIsTheSameListSoComparingSnapshotsIsCheap() {
+    table.put(P + "10.0.0.1:1", v("10.0.0.1:1|1"), 2);
+    Snapshot first = table.snapshot(2, null);
+    table.put(P + "10.0.0.1:1", v("10.0.0.1:1|1"), 3); // rewritten as it was: no change
+    Snapshot second = table.snapshot(3, null);
+    assertThat(second.instances()).isSameAs(first.instances());
+    assertThat(second.sameView(first)).isTrue();
+
+    table.put(P + "10.0.0.1:1", v("10.0.0.1:1|4"), 4);
+    Snapshot third = table.snapshot(4, null);
+    assertThat(third.instances()).isNotSameAs(first.instances())
+        .containsExactly(ServiceInstance.of("greeter", "10.0.0.1:1", 4));
+    table.remove(P + "10.0.0.1:1");
+    assertThat(table.snapshot(5, null).instances()).isEmpty();
+  }
+
+  @Test
   void keysOutsideThePrefixAreIgnored() {
     assertThat(table.put("/services/greeter2/a", v("10.0.0.1:1"), 2)).isFalse();
     assertThat(table.put(P, v("10.0.0.1:1"), 2)).isFalse();

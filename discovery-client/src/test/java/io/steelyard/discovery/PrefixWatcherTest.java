@@ -4,6 +4,7 @@ import static io.steelyard.discovery.ScriptedEtcdReader.kv;
 import static io.steelyard.discovery.ScriptedEtcdReader.listing;
 import static io.steelyard.discovery.ScriptedEtcdReader.put;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 
 import io.steelyard.discovery.ScriptedEtcdReader.ScriptedWatch;
 import io.grpc.Status;
@@ -70,7 +71,7 @@ class PrefixWatcherTest {
     }
   }
 
-  private final FakeScheduler scheduler = new FakeScheduler();
+  private final InlineFakeScheduler scheduler = new InlineFakeScheduler();
   private final WatchStats stats = new WatchStats();
   private final Clients clients = new Clients();
   private final List<Snapshot> snapshots = new ArrayList<>();
@@ -191,6 +192,35 @@ class PrefixWatcherTest {
     next.confirm(1, 11, 2);
     assertThat(next.cancelled).as("the restored cluster's term is now the reference").isFalse();
     assertThat(clients.listsAsked()).isEqualTo(2);
+  }
+
+  @Test
+  void aProxysMadeUpCreatedNotificationWithoutMemberOrTermIsNotTakenForARestore() {
+    ScriptedWatch w = startListedAndWatching();
+    w.confirm(1, 10, 8);
+
+    // etcd's gRPC proxy joining a watch it already holds confirms it with only a revision.
+    ScriptedWatch resumed = resumeAfterAReset(w);
+    resumed.confirm(0, 11, 0);
+    assertThat(resumed.cancelled).isFalse();
+    assertThat(clients.listsAsked()).isEqualTo(1);
+    resumed.events(12, put(P + "b", "10.0.0.2:1|1", 12));
+    assertThat(last().instances()).containsExactly(A, B);
+  }
+
+  @Test
+  void eventsAtOrBelowTheAppliedRevisionAreSkippedNotAppliedBackwards() {
+    ScriptedWatch w = startListedAndWatching(); // a|2 at revision 7, listed at 10
+    w.confirm(1, 10);
+    // A coalesced watch through the proxy may replay older events: a's weight 5 at revision 6.
+    w.events(12, put(P + "a", "10.0.0.1:1|5", 6), put(P + "b", "10.0.0.2:1|1", 12),
+        put(P + "c", "10.0.0.3:1|1", 12)); // two keys of one transaction share a revision
+    assertThat(last().instances()).extracting(ServiceInstance::address, ServiceInstance::weight)
+        .containsExactly(tuple("10.0.0.1:1", 2), tuple("10.0.0.2:1", 1), tuple("10.0.0.3:1", 1));
+    assertThat(watcher.staleEventsSkipped()).isEqualTo(1);
+    w.events(12, put(P + "b", "10.0.0.2:1|9", 12)); // the same revision again: already applied
+    assertThat(last().instances()).extracting(ServiceInstance::weight).containsExactly(2, 1, 1);
+    assertThat(watcher.staleEventsSkipped()).isEqualTo(2);
   }
 
   /** Breaks {@code w} and returns the watch opened after the first backoff step. */

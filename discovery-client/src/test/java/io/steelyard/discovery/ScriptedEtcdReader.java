@@ -11,7 +11,7 @@ import java.util.concurrent.CompletableFuture;
  * A fake of our {@link EtcdReader} seam (not of jetcd): it records every listing and watch the
  * engine asks for, and the test answers them — complete a listing, confirm a watch, deliver
  * events, fail it, compact it — in exactly the order it wants. Calls come from the test thread,
- * which with {@link FakeScheduler} is also the watcher's thread.
+ * which with {@link InlineFakeScheduler} is also the watcher's thread.
  */
 final class ScriptedEtcdReader implements EtcdReader {
 

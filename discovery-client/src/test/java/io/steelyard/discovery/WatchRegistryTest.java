@@ -45,7 +45,7 @@ class WatchRegistryTest {
     }
   }
 
-  private final FakeScheduler scheduler = new FakeScheduler();
+  private final InlineFakeScheduler scheduler = new InlineFakeScheduler();
   private final List<ScriptedClient> clients = new ArrayList<>();
   private final WatchRegistry registry = new WatchRegistry(scheduler, new Random(1), Runnable::run, c -> {
     ScriptedClient client = new ScriptedClient(c.endpointsString());

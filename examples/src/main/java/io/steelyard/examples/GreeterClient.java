@@ -87,15 +87,19 @@ public final class GreeterClient implements AutoCloseable {
 
   /**
    * The target naming {@code service} in the etcd at {@code endpoints}: {@code
-   * etcd://HOST:PORT[,HOST:PORT...]/SERVICE}. Such a target names plain-HTTP etcd; for TLS or
-   * auth, register an {@code EtcdNameResolverProvider} with that connection and use {@code
-   * etcd:///SERVICE}.
+   * etcd://HOST:PORT/SERVICE} for one member, {@code etcd:///SERVICE?endpoints=HOST:PORT,...} for
+   * several (grpc-java parses targets as RFC 3986 URIs, where a host list is no authority). Such a
+   * target names plain-HTTP etcd; for TLS or auth, register an {@code EtcdNameResolverProvider}
+   * with that connection and use {@code etcd:///SERVICE}.
    */
   public static String target(String endpoints, String service) {
     Validation.checkServiceName(service);
     List<URI> uris = EtcdConnection.parseEndpoints(endpoints);
-    String authority = uris.stream().map(URI::getRawAuthority).collect(Collectors.joining(","));
-    return "etcd://" + authority + "/" + service;
+    if (uris.size() == 1) {
+      return "etcd://" + uris.get(0).getRawAuthority() + "/" + service;
+    }
+    return "etcd:///" + service + "?endpoints="
+        + uris.stream().map(URI::getRawAuthority).collect(Collectors.joining(","));
   }
 
   /**

@@ -70,7 +70,9 @@ class GreeterClientReportTest {
   @Test
   void targetNamesEtcdHostsWithoutScheme() {
     assertThat(GreeterClient.target("http://127.0.0.1:2379,127.0.0.2:2380", "greeter"))
-        .isEqualTo("etcd://127.0.0.1:2379,127.0.0.2:2380/greeter");
+        .isEqualTo("etcd:///greeter?endpoints=127.0.0.1:2379,127.0.0.2:2380");
+    assertThat(GreeterClient.target("http://127.0.0.1:2379", "greeter"))
+        .isEqualTo("etcd://127.0.0.1:2379/greeter");
     assertThatThrownBy(() -> GreeterClient.target("http://127.0.0.1:2379", "../x"))
         .isInstanceOf(IllegalArgumentException.class);
   }

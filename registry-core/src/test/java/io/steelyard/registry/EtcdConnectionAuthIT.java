@@ -5,8 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
-import io.etcd.jetcd.auth.Permission;
 import io.steelyard.registry.internal.EtcdCalls;
+import io.steelyard.testkit.EtcdAuthAdmin;
 import io.steelyard.testkit.EtcdCluster;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -21,27 +21,17 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class EtcdConnectionAuthIT {
 
-  @RegisterExtension static final EtcdCluster etcd = EtcdCluster.builder().build();
+  @RegisterExtension static final EtcdCluster etcd = EtcdCluster.builder().rootPassword("rootpw").build();
 
   private static final ByteSequence KEY = bytes("/services/greeter/10.0.0.7:50051");
   private static final EtcdCalls CALLS = new EtcdCalls(Duration.ofSeconds(10));
 
   @BeforeAll
-  static void enableAuth() throws Exception {
-    try (Client admin = EtcdConnection.of(etcd.endpoints()).connect()) {
-      var auth = admin.getAuthClient();
-      auth.userAdd(bytes("root"), bytes("rootpw")).get(10, TimeUnit.SECONDS);
-      auth.roleAdd(bytes("root")).get(10, TimeUnit.SECONDS);
-      auth.userGrantRole(bytes("root"), bytes("root")).get(10, TimeUnit.SECONDS);
-      // A least-privilege user, as a registry would run with: read/write under /services/ only.
-      auth.userAdd(bytes("steelyard"), bytes("s3cret")).get(10, TimeUnit.SECONDS);
-      auth.roleAdd(bytes("registry")).get(10, TimeUnit.SECONDS);
-      auth.roleGrantPermission(
-              bytes("registry"), bytes("/services/"), bytes("/services0"), Permission.Type.READWRITE)
-          .get(10, TimeUnit.SECONDS);
-      auth.userGrantRole(bytes("steelyard"), bytes("registry")).get(10, TimeUnit.SECONDS);
-      auth.authEnable().get(10, TimeUnit.SECONDS);
-    }
+  static void addUsers() {
+    // A least-privilege user, as a registry would run with: read/write under /services/ only.
+    etcd.authAdmin()
+        .addRole("registry", EtcdAuthAdmin.Access.READWRITE, "/services/")
+        .addUser("steelyard", "s3cret", "registry");
   }
 
   @Test

@@ -45,6 +45,37 @@ class ValidationTest {
         .hasMessageStartingWith("address: '");
   }
 
+  /** The regular expressions the hand-written checks replace, as the specification. */
+  private static final java.util.regex.Pattern SERVICE_SPEC =
+      java.util.regex.Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,252}");
+  private static final java.util.regex.Pattern HOST_SPEC = java.util.regex.Pattern.compile(
+      "(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+          + "(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*");
+  private static final java.util.regex.Pattern PORT_SPEC = java.util.regex.Pattern.compile("[0-9]{1,5}");
+
+  @Test
+  void handWrittenChecksAgreeWithTheRegularExpressionsTheyReplace() {
+    java.util.Random random = new java.util.Random(42);
+    String alphabet = "aZ09.-_:/ \n\u00e9";
+    for (int round = 0; round < 200_000; round++) {
+      int length = random.nextInt(round % 100 == 0 ? 300 : 12);
+      StringBuilder b = new StringBuilder(length);
+      for (int i = 0; i < length; i++) {
+        b.append(random.nextInt(4) == 0 ? alphabet.charAt(random.nextInt(alphabet.length())) : 'a');
+      }
+      String s = b.toString();
+      assertThat(Validation.isValidServiceName(s)).as("service %s", s).isEqualTo(SERVICE_SPEC.matcher(s).matches());
+      assertThat(Validation.isHostName(s)).as("host %s", s).isEqualTo(HOST_SPEC.matcher(s).matches());
+      assertThat(Validation.isPortDigits(s)).as("port %s", s).isEqualTo(PORT_SPEC.matcher(s).matches());
+    }
+    for (String s : new String[] {"a".repeat(63), "a".repeat(64), "a." + "b".repeat(63), "a.", ".a", "a..b",
+        "a-", "-a", "a-b", "1.2.3.4", ("a".repeat(63) + ".").repeat(3) + "a".repeat(61),
+        ("a".repeat(63) + ".").repeat(3) + "a".repeat(62), "12345", "123456", "0"}) {
+      assertThat(Validation.isHostName(s)).as("host %s", s).isEqualTo(HOST_SPEC.matcher(s).matches());
+      assertThat(Validation.isPortDigits(s)).as("port %s", s).isEqualTo(PORT_SPEC.matcher(s).matches());
+    }
+  }
+
   @Test
   void weightsAreZeroToOneMillion() {
     assertThat(Validation.checkWeight(0)).isZero();

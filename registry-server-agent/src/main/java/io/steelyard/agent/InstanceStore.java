@@ -338,6 +338,11 @@ public final class InstanceStore {
   }
 
   private String drainNoteKey(String service, String address) {
+    return drainNoteKey(layout, service, address);
+  }
+
+  /** The drain note of {@code <prefix>/<service>/<address>}: {@code <prefix>/.drained/<service>/<address>}. */
+  static String drainNoteKey(KeyLayout layout, String service, String address) {
     Validation.checkServiceName(service);
     Validation.checkAddress(address);
     return layout.prefix() + DRAINED_SEGMENT + service + "/" + address;

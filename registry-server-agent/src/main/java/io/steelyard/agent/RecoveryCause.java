@@ -9,13 +9,15 @@ import java.util.Locale;
  */
 public enum RecoveryCause {
   /**
-   * etcd answered the keepalive and no longer has the lease (TTL &le; 0 or NOT_FOUND): it expired
-   * while etcd could not be reached, or someone revoked it.
+   * etcd answered the keepalive, or refused a put with the lease, and no longer has it (TTL &le; 0
+   * or NOT_FOUND): it expired while etcd could not be reached, someone revoked it, or etcd was
+   * restored to before it was granted.
    */
   LEASE_EXPIRED,
   /**
-   * No keepalive answer came within the TTL (jetcd then ends the keepalive): etcd unreachable or
-   * silent for longer than the TTL.
+   * No keepalive answer came within the TTL (jetcd then ends the keepalive, and the agent's own
+   * clock says so too): etcd unreachable, or silent for longer than the TTL even after the
+   * keepalive moved to a fresh connection.
    */
   KEEPALIVE_TIMEOUT,
   /** The watch saw the key deleted together with its lease (revoked or expired). */

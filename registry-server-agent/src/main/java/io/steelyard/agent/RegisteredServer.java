@@ -4,7 +4,6 @@ import static com.google.common.base.Preconditions.checkArgument;
 import static java.util.Objects.requireNonNull;
 
 import io.grpc.Server;
-import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.protobuf.services.HealthStatusManager;
 import java.io.IOException;
 import java.time.Duration;
@@ -32,12 +31,9 @@ import org.slf4j.LoggerFactory;
  * }</pre>
  *
  * <p><b>Health.</b> The overall status ({@code ""}) and the registration's service name (plus any
- * {@linkplain Builder#healthServiceNames names} given) are SERVING while the registration is
- * REGISTERED or RECOVERING (etcd trouble does not make this server any less able to serve), and
- * NOT_SERVING before the first registration, after an operator deleted the key, and from the
- * first step of shutdown on. The status follows the registration through a {@link
- * RegistrationListener}, on the registration's thread ({@code HealthStatusManager.setStatus} does
- * not block it).
+ * {@linkplain Builder#healthServiceNames names} given) follow the registration as {@link
+ * RegistrationHealth} says: SERVING while REGISTERED or RECOVERING, NOT_SERVING before the first
+ * registration, after an operator deleted the key, and from the first step of shutdown on.
  *
  * <p><b>Shutdown</b>, in this order: health NOT_SERVING (clients with client-side health checking
  * stop picking this server); revoke the lease (the key disappears, so discovery clients drop it);
@@ -59,24 +55,19 @@ public final class RegisteredServer implements AutoCloseable {
   private final ServiceRegistration registration;
   @Nullable private final HealthStatusManager health;
   private final List<String> healthNames;
+  @Nullable private volatile RegistrationHealth healthFollower;
   private final Duration drainDelay;
   private final Duration gracePeriod;
   private final boolean shutdownHook;
   private final AtomicBoolean startCalled = new AtomicBoolean();
   private final AtomicBoolean shutdownCalled = new AtomicBoolean();
-  private final Object healthLock = new Object();
-  private boolean terminalHealth; // guarded by healthLock
   @Nullable private volatile Thread hook;
 
   private RegisteredServer(Builder b) {
     this.server = b.server;
     this.registration = b.registration;
     this.health = b.health;
-    Set<String> names = new LinkedHashSet<>();
-    names.add(HealthStatusManager.SERVICE_NAME_ALL_SERVICES);
-    names.add(registration.service());
-    names.addAll(b.healthNames);
-    this.healthNames = List.copyOf(names);
+    this.healthNames = List.copyOf(b.healthNames);
     this.drainDelay = b.drainDelay;
     this.gracePeriod = b.gracePeriod;
     this.shutdownHook = b.shutdownHook;
@@ -115,8 +106,7 @@ public final class RegisteredServer implements AutoCloseable {
       server.start();
     }
     if (health != null) {
-      setHealth(ServingStatus.NOT_SERVING);
-      registration.addListener(this::onRegistrationState);
+      healthFollower = RegistrationHealth.follow(health, registration, healthNames);
     }
     registration.start();
     if (shutdownHook) {
@@ -125,24 +115,6 @@ public final class RegisteredServer implements AutoCloseable {
       Runtime.getRuntime().addShutdownHook(t);
     }
     return this;
-  }
-
-  private void onRegistrationState(RegistrationState state) {
-    switch (state) {
-      case REGISTERED, RECOVERING -> setHealth(ServingStatus.SERVING);
-      case NEW, REGISTERING, DELETED_BY_OPERATOR, CLOSED -> setHealth(ServingStatus.NOT_SERVING);
-    }
-  }
-
-  private void setHealth(ServingStatus status) {
-    synchronized (healthLock) {
-      if (terminalHealth || health == null) {
-        return;
-      }
-      for (String name : healthNames) {
-        health.setStatus(name, status);
-      }
-    }
   }
 
   /**
@@ -159,12 +131,12 @@ public final class RegisteredServer implements AutoCloseable {
     removeHook();
     String who = registration.service() + " at " + registration.address();
     try {
-      synchronized (healthLock) {
-        if (health != null) {
-          // Every service NOT_SERVING, and later setStatus calls are ignored.
-          health.enterTerminalState();
-        }
-        terminalHealth = true;
+      RegistrationHealth follower = healthFollower;
+      if (follower != null) {
+        // Every service NOT_SERVING, and later registration changes leave it so.
+        follower.enterTerminalState();
+      } else if (health != null) {
+        health.enterTerminalState();
       }
       logger.info("Shutting down {}: health NOT_SERVING, deregistering", who);
       registration.close();

@@ -5,14 +5,10 @@ import static java.util.Objects.requireNonNull;
 
 import com.google.common.base.Ticker;
 import com.google.common.util.concurrent.MoreExecutors;
-import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
-import io.etcd.jetcd.kv.PutResponse;
-import io.etcd.jetcd.lease.LeaseGrantResponse;
 import io.etcd.jetcd.lease.LeaseTimeToLiveResponse;
 import io.etcd.jetcd.options.LeaseOption;
-import io.etcd.jetcd.options.PutOption;
 import io.steelyard.registry.DecodedValue;
 import io.steelyard.registry.KeyLayout;
 import io.steelyard.registry.RegistryException;
@@ -22,14 +18,10 @@ import io.steelyard.registry.ValueFormat;
 import io.steelyard.registry.internal.Backoff;
 import io.steelyard.registry.internal.EtcdCalls;
 import io.steelyard.registry.internal.EtcdErrors;
-import io.steelyard.registry.internal.RenewableClient;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.LinkedHashSet;
-import java.util.List;
+import java.util.Arrays;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
@@ -44,21 +36,24 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The state machine behind a {@link ServiceRegistration} ({@link RegistrationState} draws the
- * transitions): grant and put, recovery after a lost lease, an operator's delete, weight
- * updates, close. The lease itself is {@link LeaseKeeper}'s, the watch of the key {@link
- * KeyWatch}'s; this class holds the per-key state and decides.
+ * transitions): acquire the lease and put the key, recovery after a lost lease, an operator's
+ * delete, etcd restored under the key, weight updates (the application's, an operator's, the
+ * weight source's), close. The lease and its keepalive are {@link LeaseShare}'s (a private one,
+ * or a {@link SharedLease}'s), the guarded writes of the key {@link OwnKey}'s, the watch of the
+ * key {@link KeyWatch}'s, the weight source's decisions {@link WeightPublisher}'s; this class
+ * holds the per-key state and decides.
  *
  * <p>Threading: every field marked "serial" is touched only on {@link #serial}, a sequential
- * executor over the scheduler shared by all registrations. etcd answers, keepalive and watch
- * callbacks and timers only post work to it, and no task waits for etcd, so one thread serves
- * any number of registrations. Volatile fields are read by any thread.
+ * executor over the scheduler shared by all registrations. etcd answers, lease, watch and timer
+ * callbacks only post work to it, and no task waits for etcd, so one thread serves any number of
+ * registrations. Volatile fields are read by any thread.
  */
-final class RegistrationStateMachine {
+final class RegistrationStateMachine implements LeaseShare.User {
 
   /** Consecutive failed attempts after which an owned client is replaced; see RenewableClient. */
   static final int RECONNECT_AFTER_ATTEMPTS = 2;
-  /** The key-gone retry delay stops growing after this many failures. */
-  private static final int MAX_KEY_GONE_BACKOFF_ATTEMPT = 10;
+  /** The key-gone and re-assert retry delays stop growing after this many failures. */
+  private static final int MAX_RETRY_BACKOFF_ATTEMPT = 10;
   /** Kept from the close budget for the last steps after the revokes. */
   private static final Duration CLOSE_MARGIN = Duration.ofMillis(100);
 
@@ -67,20 +62,21 @@ final class RegistrationStateMachine {
   private final String service;
   private final String address;
   private final String key;
-  private final ByteSequence keyBytes;
   private final KeyLayout layout;
   private final ValueFormat format;
   private final Map<String, String> metadata;
   private final Duration operationTimeout;
   private final Duration closeTimeout;
-  private final RenewableClient clients;
+  private final LeaseShare share;
+  private final boolean ownsShare;
+  private final OwnKey ownKey;
   private final ScheduledExecutorService scheduler;
   private final Executor serial;
   private final Ticker ticker;
   private final Backoff backoff;
   private final EtcdCalls calls;
-  private final LeaseKeeper leases;
   private final String who;
+  @Nullable private final WeightPublisher weights;
 
   private final StatePublisher states;
   private final CompletableFuture<Void> closed = new CompletableFuture<>();
@@ -90,7 +86,7 @@ final class RegistrationStateMachine {
 
   /** The live lease holding the key; 0 unless REGISTERED. Written only on serial. */
   private volatile long leaseId;
-  /** The weight written on the next registration; updated by setWeight and by others' rewrites. */
+  /** The weight written on the next registration; updated by setWeight, the source, others' rewrites. */
   private volatile int weight;
   private volatile long closeStartNanos;
   /** Why etcd refused the last attempt, while REFUSED; else null. */
@@ -98,35 +94,40 @@ final class RegistrationStateMachine {
   // serial: whether the key was ever registered (a refusal then falls back to RECOVERING)
   private boolean registeredOnce;
 
-  // serial: bumped whenever the lease's keepalive and watch are dropped, to ignore their late work
+  // serial: bumped whenever the lease's watch is dropped, to ignore its late work
   private long generation;
-  // serial: a lease granted but not yet holding the key
-  private long pendingLeaseId;
-  // serial: a lease that lost its keepalive but may still hold the key in etcd; revoked once replaced
-  private long previousLeaseId;
   // serial
   private int attempt;
-  private int keyGoneAttempt;
+  private int retryAttempt;
   private boolean warnedForeignLease;
-  @Nullable private LeaseKeeper.KeptAlive keepAlive;
+  /** serial: the weight etcd holds for the key as far as we know (what we wrote or adopted). */
+  private int etcdWeight;
+  /** serial: the key's mod revision as last seen, the guard of the next registration put; 0 absent. */
+  private long knownModRevision;
+  /** serial: the highest revision of our own successful writes; older events are not news. */
+  private long ownRevision;
+  /** serial: our writes of the key in flight; events meanwhile are judged once they are answered. */
+  private int ownWritesInFlight;
+  private boolean recheckAfterOwnWrites;
   @Nullable private KeyWatch watch;
-  /** serial: the pending retry of a registration or of a key-gone check; at most one at a time. */
+  /** serial: the pending retry of a registration, key-gone check or re-assert; at most one. */
   @Nullable private Future<?> timer;
   /** serial: the etcd call the current registration attempt waits for. */
   @Nullable private CompletableFuture<?> inFlight;
 
-  RegistrationStateMachine(ServiceRegistrationBuilder b, RenewableClient clients) {
+  RegistrationStateMachine(ServiceRegistrationBuilder b, LeaseShare share, boolean ownsShare) {
     this.service = b.service;
     this.address = b.address;
     this.layout = b.layout;
     this.key = b.layout.instanceKey(b.service, b.address);
-    this.keyBytes = b.layout.instanceKeyBytes(b.service, b.address);
+    this.ownKey = new OwnKey(b.layout, b.service, b.address);
     this.format = b.effectiveFormat();
     this.metadata = Map.copyOf(b.metadata);
     this.weight = b.weight;
     this.operationTimeout = b.operationTimeout;
     this.closeTimeout = b.closeTimeout;
-    this.clients = clients;
+    this.share = share;
+    this.ownsShare = ownsShare;
     this.scheduler = b.scheduler;
     this.serial = MoreExecutors.newSequentialExecutor(b.scheduler);
     this.ticker = b.ticker;
@@ -134,9 +135,13 @@ final class RegistrationStateMachine {
         new Backoff(b.retryInitialDelay, b.retryMaxDelay, ServiceRegistration.RETRY_JITTER, b.random);
     this.calls = new EtcdCalls(b.operationTimeout, scheduler::schedule);
     this.who = service + " at " + address;
-    this.leases =
-        new LeaseKeeper(b.ttlSeconds, b.operationTimeout, scheduler::schedule, serial, who);
     this.states = new StatePublisher(who, b.listeners);
+    this.weights =
+        b.weightSource == null
+            ? null
+            : new WeightPublisher(
+                b.weightSource, b.weightSettings(), scheduler, serial, ticker, b.random, who,
+                new WeightSink());
   }
 
   // ---- called by ServiceRegistration, on any thread ----
@@ -147,6 +152,9 @@ final class RegistrationStateMachine {
       post(
           () -> {
             if (!closing.get()) {
+              if (weights != null) {
+                weight = weights.start(weight);
+              }
               states.set(RegistrationState.REGISTERING);
               tryRegister();
             }
@@ -203,6 +211,15 @@ final class RegistrationStateMachine {
     return done;
   }
 
+  void resumeWeightSource() {
+    checkState(weights != null, "registration of %s has no weight source", who);
+    post(weights::resume);
+  }
+
+  boolean weightSourcePaused() {
+    return weights != null && weights.paused();
+  }
+
   void addListener(RegistrationListener listener) {
     states.addListener(requireNonNull(listener, "listener"));
     if (!post(() -> states.tellCurrent(listener))) {
@@ -222,8 +239,9 @@ final class RegistrationStateMachine {
     return weight;
   }
 
-  /** Starts closing (once) and returns the future of its end: leases revoked, client closed. */
-  CompletableFuture<Void> closeAsync() {
+  /** Starts closing (once) and returns the future of its end: key removed, client closed. */
+  @Override
+  public CompletableFuture<Void> closeAsync() {
     if (closing.compareAndSet(false, true)) {
       closeStartNanos = ticker.read();
       if (!post(this::doClose)) {
@@ -235,11 +253,20 @@ final class RegistrationStateMachine {
 
   /**
    * Ends the close from the caller's thread when the serial executor did not in time (a listener
-   * that blocks it, say): state CLOSED, futures failed, the owned client closed.
+   * that blocks it, say): state CLOSED, futures failed, an owned client closed.
    */
   void forceClosed() {
     finishClose();
-    clients.close();
+    if (ownsShare) {
+      share.forceClose();
+    }
+  }
+
+  /** From the lease share, on its executor: hop. */
+  @Override
+  public void onLeaseLost(
+      long lease, RecoveryCause why, String reason, @Nullable Throwable cause) {
+    post(() -> leaseLost(lease, why, reason));
   }
 
   // ---- everything below runs on serial ----
@@ -248,6 +275,9 @@ final class RegistrationStateMachine {
     if (closing.get()) {
       done.completeExceptionally(closedException());
       return;
+    }
+    if (weights != null) {
+      weights.pin(newWeight); // the application's explicit weight wins over its source
     }
     int old = weight;
     weight = newWeight;
@@ -258,24 +288,66 @@ final class RegistrationStateMachine {
       done.complete(null);
       return;
     }
+    writeWeight(newWeight, false).whenComplete((v, t) -> {
+      if (t != null) {
+        done.completeExceptionally(t);
+      } else {
+        logger.info("Weight of {} set to {} (was {}), lease {}", who, newWeight, old, Long.toHexString(leaseId));
+        done.complete(null);
+      }
+    });
+  }
+
+  /**
+   * Writes {@code w} through {@link InstanceStore}, the path the CLI shares: the key's current
+   * lease, guarded by its mod revision, keeping the value's format. With {@code onlyIfUnchanged}
+   * (the weight source's writes), it writes only if etcd still holds the weight we know of: a
+   * weight someone else wrote is never overwritten by a source. Completes on serial.
+   */
+  private CompletableFuture<Void> writeWeight(int w, boolean onlyIfUnchanged) {
     InstanceStore store = new InstanceStore(client(), layout, operationTimeout);
-    long lease = leaseId;
-    // One bound for the read and the guarded write together.
-    calls.call("set the weight of " + who, () -> store.setWeightAsync(service, address, newWeight))
-        .whenCompleteAsync(
-            (r, t) -> {
-              if (t != null) {
-                done.completeExceptionally(EtcdErrors.unwrap(t));
-              } else if (closing.get()) {
-                done.completeExceptionally(closedException());
-              } else {
-                logger.info(
-                    "Weight of {} set to {} (was {}), lease {}",
-                    who, newWeight, old, Long.toHexString(lease));
-                done.complete(null);
-              }
-            },
-            serial);
+    int expected = etcdWeight;
+    ownWritesInFlight++;
+    CompletableFuture<RegisteredInstance> write =
+        calls.call(
+            "set the weight of " + who,
+            () ->
+                store.requireAsync(service, address)
+                    .thenCompose(
+                        current -> {
+                          if (onlyIfUnchanged
+                              && !(current.value() instanceof DecodedValue.Accepted a && a.weight() == expected)) {
+                            return CompletableFuture.failedFuture(
+                                new RegistryException(
+                                    RegistryException.Kind.CONFLICT,
+                                    key + " no longer holds weight " + expected + "; not overwriting it",
+                                    null));
+                          }
+                          return store.setWeightAsync(current, w);
+                        }));
+    CompletableFuture<Void> done = new CompletableFuture<>();
+    long gen = generation;
+    write.whenCompleteAsync(
+        (r, t) -> {
+          if (t == null && !closing.get()) {
+            ownRevision = Math.max(ownRevision, r.modRevision());
+            knownModRevision = Math.max(knownModRevision, r.modRevision());
+            etcdWeight = w;
+            if (onlyIfUnchanged && !weightSourcePaused()) {
+              weight = w; // setWeight set it before writing; a source's weight counts once written
+            }
+          }
+          ownWriteDone(gen, t != null && EtcdErrors.classify(t) == RegistryException.Kind.CONFLICT);
+          if (t != null) {
+            done.completeExceptionally(EtcdErrors.unwrap(t));
+          } else if (closing.get()) {
+            done.completeExceptionally(closedException());
+          } else {
+            done.complete(null);
+          }
+        },
+        serial);
+    return done;
   }
 
   private void tryRegister() {
@@ -283,36 +355,35 @@ final class RegistrationStateMachine {
     if (closing.get() || states.state() == RegistrationState.REGISTERED) {
       return;
     }
-    Client client = client();
     int w = weight;
-    CompletableFuture<LeaseGrantResponse> grant = leases.grant(client);
-    inFlight = grant;
-    grant.whenCompleteAsync(
-        (granted, t) -> {
+    CompletableFuture<Long> acquired = share.acquire(this);
+    inFlight = acquired;
+    acquired.whenCompleteAsync(
+        (lease, t) -> {
           if (closing.get()) {
-            return; // doClose cancelled the call; a lease granted meanwhile expires with its TTL
+            return; // doClose cancelled the call
           }
           if (t != null) {
-            onAttemptFailed(client, 0, t);
+            onAttemptFailed(t);
             return;
           }
-          long lease = granted.getID();
-          pendingLeaseId = lease;
-          PutOption withLease = PutOption.builder().withLeaseId(lease).build();
-          CompletableFuture<PutResponse> put =
-              calls.call(
-                  "put " + key,
-                  () -> client.getKVClient().put(keyBytes, ByteSequence.from(encode(w)), withLease));
+          Client client = client();
+          CompletableFuture<Long> put =
+              ownKey.put(calls, client, encode(w), lease, knownModRevision);
           inFlight = put;
           put.whenCompleteAsync(
-              (r, t2) -> {
+              (revision, t2) -> {
                 if (closing.get()) {
-                  return; // doClose revokes pendingLeaseId
+                  return; // doClose leaves the share, which deletes the key or revokes the lease
                 }
                 if (t2 != null) {
-                  onAttemptFailed(client, lease, t2);
+                  if (EtcdErrors.isLeaseNotFound(t2)) {
+                    share.reportLost(
+                        lease, RecoveryCause.LEASE_EXPIRED, "etcd refused a put with it: lease not found");
+                  }
+                  onAttemptFailed(t2);
                 } else {
-                  onRegistered(client, lease, r.getHeader().getRevision(), w);
+                  onRegistered(lease, revision, w);
                 }
               },
               serial);
@@ -320,12 +391,8 @@ final class RegistrationStateMachine {
         serial);
   }
 
-  private void onAttemptFailed(Client client, long granted, Throwable t) {
+  private void onAttemptFailed(Throwable t) {
     inFlight = null;
-    if (granted != 0) {
-      leases.revokeInBackground(client, granted);
-      pendingLeaseId = 0;
-    }
     // A refusal (permission, credentials, TLS, a limit) is not an outage: neither a quick retry
     // nor a new client fixes it, so wait the longest delay until an operator has acted.
     RegistryException failure = EtcdErrors.toRegistryException("register " + key, t);
@@ -352,8 +419,8 @@ final class RegistrationStateMachine {
     // A new client also reads the certificate files again: after a TLS refusal (an expired
     // client certificate, say) that picks up rotated files without a restart.
     boolean renewable = !refused || failure.kind() == RegistryException.Kind.TLS;
-    if (attempt >= RECONNECT_AFTER_ATTEMPTS && renewable && clients.renew(client)) {
-      logger.debug("Reconnecting {} to etcd with a new client", who);
+    if (attempt >= RECONNECT_AFTER_ATTEMPTS && renewable) {
+      share.renew(client());
     }
     timer = schedule(this::tryRegister, delayNanos);
   }
@@ -376,22 +443,22 @@ final class RegistrationStateMachine {
     states.refuse(failure);
   }
 
-  private void onRegistered(Client client, long lease, long putRevision, int w) {
+  private void onRegistered(long lease, long putRevision, int w) {
     inFlight = null;
     registeredOnce = true;
     refusal = null;
-    pendingLeaseId = 0;
     leaseId = lease;
     attempt = 0;
-    keyGoneAttempt = 0;
+    retryAttempt = 0;
     warnedForeignLease = false;
+    etcdWeight = w;
+    knownModRevision = putRevision;
+    ownRevision = putRevision;
     long gen = ++generation;
-    keepAlive =
-        leases.keepAlive(
-            client, lease, (why, reason, cause) -> onLeaseLost(gen, why, reason, cause));
+    share.written(this, lease);
     watch =
         new KeyWatch(
-            client, keyBytes, key, calls, serial, scheduler, backoff,
+            share::client, ownKey.bytes(), key, calls, serial, scheduler, backoff,
             new KeyWatch.Listener() {
               @Override
               public void onKeyWritten(KeyValue kv) {
@@ -402,17 +469,29 @@ final class RegistrationStateMachine {
               public void onKeyGone() {
                 RegistrationStateMachine.this.onKeyGone(gen);
               }
+
+              @Override
+              public void onEtcdWentBack(@Nullable KeyValue kv) {
+                RegistrationStateMachine.this.onEtcdWentBack(gen, kv);
+              }
             });
-    watch.start(putRevision + 1);
+    watch.start(putRevision);
     logger.info(
         "Registered {} as {} with lease {} (ttl {}s, weight {})",
-        who, key, Long.toHexString(lease), leases.ttlSeconds(), w);
-    if (previousLeaseId != 0 && previousLeaseId != lease) {
-      // The key now belongs to the new lease; the old one (if etcd still has it) holds nothing.
-      leases.revokeInBackground(client, previousLeaseId);
-    }
-    previousLeaseId = 0;
+        who, key, Long.toHexString(lease), share.ttlSeconds(), w);
     states.set(RegistrationState.REGISTERED);
+    if (weights != null) {
+      weights.onRegistered(w);
+    }
+    if (share.leaseId() != lease) {
+      // The lease was lost while the put was on its way: register again at once.
+      // The share told us why while the lease was not ours yet; ask it again.
+      RecoveryCause why = share.lossCause(lease);
+      leaseLost(
+          lease,
+          why != null ? why : RecoveryCause.LEASE_EXPIRED,
+          "the lease was lost while the key was being written");
+    }
   }
 
   private byte[] encode(int w) {
@@ -423,21 +502,147 @@ final class RegistrationStateMachine {
     if (gen != generation || closing.get()) {
       return;
     }
-    keyGoneAttempt = 0;
-    if (kv.getLease() == leaseId) {
-      // Someone (the CLI, or our own setWeight) rewrote the value keeping our lease: adopt its
-      // weight so that a later re-registration writes what the operator chose.
-      if (ValueCodec.decode(kv.getValue().getBytes()) instanceof DecodedValue.Accepted a
-          && a.weight() != weight) {
-        logger.info("Weight of {} changed in etcd to {} (was {})", who, a.weight(), weight);
-        weight = a.weight();
+    retryAttempt = 0;
+    knownModRevision = Math.max(knownModRevision, kv.getModRevision());
+    if (kv.getLease() != leaseId) {
+      if (!warnedForeignLease) {
+        warnedForeignLease = true;
+        logger.warn(
+            "Key {} was overwritten with lease {} instead of ours ({}); leaving it as it is",
+            key, Long.toHexString(kv.getLease()), Long.toHexString(leaseId));
       }
-    } else if (!warnedForeignLease) {
-      warnedForeignLease = true;
-      logger.warn(
-          "Key {} was overwritten with lease {} instead of ours ({}); leaving it as it is",
-          key, Long.toHexString(kv.getLease()), Long.toHexString(leaseId));
+      return;
     }
+    if (kv.getModRevision() <= ownRevision) {
+      return; // our own write, or older than it: nothing new
+    }
+    if (ownWritesInFlight > 0) {
+      // Ours or someone else's? Known once our write is answered (see writeWeight).
+      recheckAfterOwnWrites = true;
+      return;
+    }
+    judge(kv);
+  }
+
+  /** A value under our lease that we did not write: adopt its weight (and tell the source). */
+  private void judge(KeyValue kv) {
+    if (!(ValueCodec.decode(kv.getValue().getBytes()) instanceof DecodedValue.Accepted a)) {
+      return;
+    }
+    if (a.weight() == etcdWeight) {
+      return;
+    }
+    // Someone (the CLI, another tool) rewrote the value keeping our lease: adopt its weight, so
+    // that a later re-registration writes what the operator chose.
+    logger.info("Weight of {} changed in etcd to {} (was {})", who, a.weight(), etcdWeight);
+    etcdWeight = a.weight();
+    weight = a.weight();
+    if (weights != null) {
+      weights.onForeignWeight(a.weight());
+    }
+  }
+
+  /**
+   * One of our writes was answered; once none is in flight, read the key if an event came
+   * meanwhile or {@code conflicted} (its guard failed: someone else wrote).
+   */
+  private void ownWriteDone(long gen, boolean conflicted) {
+    ownWritesInFlight--;
+    recheckAfterOwnWrites |= conflicted;
+    if (ownWritesInFlight == 0 && recheckAfterOwnWrites) {
+      recheckAfterOwnWrites = false;
+      recheck(gen);
+    }
+  }
+
+  /** Reads the key and judges what it holds: after one of our writes was refused by its guard. */
+  private void recheck(long gen) {
+    if (gen != generation || closing.get() || states.state() != RegistrationState.REGISTERED) {
+      return;
+    }
+    Client client = client();
+    calls.call("get " + key, () -> client.getKVClient().get(ownKey.bytes()))
+        .whenCompleteAsync(
+            (r, t) -> {
+              if (gen != generation || closing.get() || t != null || r.getKvs().isEmpty()) {
+                return; // the watch tells about a key that is gone, or when etcd is back
+              }
+              KeyValue kv = r.getKvs().get(0);
+              knownModRevision = Math.max(knownModRevision, kv.getModRevision());
+              if (kv.getLease() == leaseId && ownWritesInFlight == 0) {
+                judge(kv);
+              }
+            },
+            serial);
+  }
+
+  /**
+   * etcd went back in time under the key (restored from an older snapshot) while our lease lived
+   * on: what it holds is history. Write the key as it should be (our weight, format and metadata,
+   * with our lease, guarded), unless that is what it holds already.
+   */
+  private void onEtcdWentBack(long gen, @Nullable KeyValue kv) {
+    if (gen != generation || closing.get()) {
+      return;
+    }
+    // Revisions from before the restore mean nothing now.
+    ownRevision = 0;
+    knownModRevision = kv == null ? 0 : kv.getModRevision();
+    int w = weight;
+    byte[] wanted = encode(w);
+    if (kv != null && kv.getLease() == leaseId && Arrays.equals(kv.getValue().getBytes(), wanted)) {
+      logger.info("etcd went back in time; {} already holds our value", key);
+      etcdWeight = w;
+      return;
+    }
+    logger.warn(
+        "etcd went back in time (restored from an older snapshot?): {} holds {} with lease {};"
+            + " writing ours again (weight {}, lease {})",
+        key,
+        kv == null ? "nothing" : "'" + kv.getValue().toString(java.nio.charset.StandardCharsets.UTF_8) + "'",
+        kv == null ? "-" : Long.toHexString(kv.getLease()), w, Long.toHexString(leaseId));
+    reassert(gen);
+  }
+
+  private void reassert(long gen) {
+    timer = null;
+    if (gen != generation || closing.get()) {
+      return;
+    }
+    long lease = leaseId;
+    int w = weight;
+    ownWritesInFlight++;
+    ownKey.put(calls, client(), encode(w), lease, knownModRevision)
+        .whenCompleteAsync(
+            (revision, t) -> {
+              if (gen != generation || closing.get()) {
+                ownWritesInFlight--;
+                return;
+              }
+              if (t == null) {
+                ownRevision = Math.max(ownRevision, revision);
+                knownModRevision = revision;
+                etcdWeight = w;
+              }
+              ownWriteDone(gen, false);
+              if (t == null) {
+                retryAttempt = 0;
+                logger.info(
+                    "{} written again after etcd went back: weight {}, lease {}",
+                    key, w, Long.toHexString(lease));
+              } else if (EtcdErrors.isLeaseNotFound(t)) {
+                String reason = "etcd went back in time to before the lease";
+                share.reportLost(lease, RecoveryCause.LEASE_EXPIRED, reason);
+                leaseLost(lease, RecoveryCause.LEASE_EXPIRED, reason);
+              } else {
+                long delayNanos = backoff.delayNanos(Math.min(retryAttempt++, MAX_RETRY_BACKOFF_ATTEMPT));
+                logger.info(
+                    "Could not write {} again after etcd went back; retrying in {} ms: {}",
+                    key, TimeUnit.NANOSECONDS.toMillis(delayNanos), LeaseKeeper.message(t));
+                timer = schedule(() -> reassert(gen), delayNanos);
+              }
+            },
+            serial);
   }
 
   /** The key disappeared: an operator's delete if the lease lives on, else a lost lease. */
@@ -451,11 +656,11 @@ final class RegistrationStateMachine {
     calls.call(
             "ask etcd about lease " + Long.toHexString(lease),
             () -> client.getLeaseClient().timeToLive(lease, LeaseOption.DEFAULT))
-        .whenCompleteAsync((r, t) -> afterKeyGone(gen, client, lease, r, t), serial);
+        .whenCompleteAsync((r, t) -> afterKeyGone(gen, lease, r, t), serial);
   }
 
   private void afterKeyGone(
-      long gen, Client client, long lease, @Nullable LeaseTimeToLiveResponse r, @Nullable Throwable t) {
+      long gen, long lease, @Nullable LeaseTimeToLiveResponse r, @Nullable Throwable t) {
     if (gen != generation || closing.get()) {
       return;
     }
@@ -465,7 +670,7 @@ final class RegistrationStateMachine {
     } else if (EtcdErrors.isLeaseNotFound(t)) {
       ttl = -1;
     } else {
-      long delayNanos = backoff.delayNanos(Math.min(keyGoneAttempt++, MAX_KEY_GONE_BACKOFF_ATTEMPT));
+      long delayNanos = backoff.delayNanos(Math.min(retryAttempt++, MAX_RETRY_BACKOFF_ATTEMPT));
       logger.info(
           "Key {} is gone; cannot ask etcd about lease {} yet, asking again in {} ms: {}",
           key, Long.toHexString(lease), TimeUnit.NANOSECONDS.toMillis(delayNanos),
@@ -478,38 +683,36 @@ final class RegistrationStateMachine {
           "Key {} was deleted while lease {} is alive: an operator deregistered {}; not writing it"
               + " back until reregister()",
           key, Long.toHexString(lease), who);
-      dropLease();
+      dropWatch();
       leaseId = 0;
-      leases.revokeInBackground(client, lease);
+      knownModRevision = 0;
+      // A lease of our own is revoked now, useless; a shared one stays for the others.
+      share.leave(this, null, operationTimeout);
       states.set(RegistrationState.DELETED_BY_OPERATOR);
     } else {
-      onLeaseLost(gen, RecoveryCause.KEY_LOST, "the key went with its lease (revoked or expired)", null);
+      String reason = "the key went with its lease (revoked or expired)";
+      share.reportLost(lease, RecoveryCause.KEY_LOST, reason);
+      leaseLost(lease, RecoveryCause.KEY_LOST, reason);
     }
   }
 
-  private void onLeaseLost(
-      long gen, RecoveryCause why, String reason, @Nullable Throwable cause) {
-    if (gen != generation || closing.get() || states.state() != RegistrationState.REGISTERED) {
+  private void leaseLost(long lease, RecoveryCause why, String reason) {
+    if (lease != leaseId || closing.get() || states.state() != RegistrationState.REGISTERED) {
       return;
     }
-    logger.warn(
-        "Lease {} of {} lost: {}; registering again", Long.toHexString(leaseId), who, reason, cause);
-    dropLease();
-    previousLeaseId = leaseId;
+    logger.info(
+        "Registering {} again: lease {} lost ({}, {})", who, Long.toHexString(lease), why.tag(), reason);
+    dropWatch();
     leaseId = 0;
     attempt = 0;
     states.recover(why);
     tryRegister();
   }
 
-  /** Stops the current lease's keepalive, watch and key-gone retry; their late work is ignored. */
-  private void dropLease() {
+  /** Stops the current lease's watch and pending retry; their late work is ignored. */
+  private void dropWatch() {
     generation++;
     cancelTimer();
-    if (keepAlive != null) {
-      keepAlive.close();
-      keepAlive = null;
-    }
     if (watch != null) {
       watch.close();
       watch = null;
@@ -529,34 +732,35 @@ final class RegistrationStateMachine {
       inFlight.cancel(true);
       inFlight = null;
     }
-    dropLease();
-    Client client = client();
+    dropWatch();
+    if (weights != null) {
+      weights.close();
+    }
     Duration left =
         closeTimeout.minusNanos(ticker.read() - closeStartNanos).minus(CLOSE_MARGIN);
-    Set<Long> toRevoke = new LinkedHashSet<>(List.of(leaseId, pendingLeaseId, previousLeaseId));
-    toRevoke.remove(0L);
-    List<CompletableFuture<Void>> revokes = new ArrayList<>();
-    for (long lease : toRevoke) {
-      revokes.add(leases.revokeOnClose(client, lease, left));
-    }
-    pendingLeaseId = 0;
-    previousLeaseId = 0;
-    CompletableFuture.allOf(revokes.toArray(CompletableFuture<?>[]::new))
-        .whenCompleteAsync((v, t) -> finishClose(), serial);
+    // Our key goes: by a guarded delete when others keep the lease, with the lease otherwise.
+    boolean wasStarted = started.get() && states.state() != RegistrationState.DELETED_BY_OPERATOR;
+    CompletableFuture<Void> left1 =
+        wasStarted ? share.leave(this, ownKey, left) : CompletableFuture.completedFuture(null);
+    left1.whenCompleteAsync((v, t) -> finishClose(), serial);
   }
 
-  /** The end of close, once: CLOSED, waiters failed, the owned client closed. */
+  /** The end of close, once: CLOSED, waiters failed, an owned client closed. */
   private void finishClose() {
     if (!finished.compareAndSet(false, true)) {
       return;
     }
     leaseId = 0;
     states.close(closedException());
-    clients.closeAsync().whenComplete((v, t) -> closed.complete(null));
+    if (ownsShare) {
+      share.close(Duration.ZERO).whenComplete((v, t) -> closed.complete(null));
+    } else {
+      closed.complete(null);
+    }
   }
 
   private Client client() {
-    return clients.client();
+    return share.client();
   }
 
   /** Runs {@code task} on serial after {@code delayNanos}, unless cancelled first. */
@@ -590,5 +794,30 @@ final class RegistrationStateMachine {
   public String toString() {
     long lease = leaseId;
     return who + ", " + states.state() + (lease != 0 ? ", lease " + Long.toHexString(lease) : "");
+  }
+
+  /** What the weight source writes through; on serial. */
+  private final class WeightSink implements WeightPublisher.Sink {
+    @Override
+    public int weight() {
+      return states.state() == RegistrationState.REGISTERED ? etcdWeight : weight;
+    }
+
+    @Override
+    public boolean registered() {
+      return states.state() == RegistrationState.REGISTERED && !closing.get();
+    }
+
+    @Override
+    public CompletableFuture<Void> publish(int w) {
+      int old = etcdWeight;
+      return writeWeight(w, true)
+          .thenRun(() -> logger.info("Weight of {} set to {} by its weight source (was {})", who, w, old));
+    }
+
+    @Override
+    public void remember(int w) {
+      weight = w;
+    }
   }
 }

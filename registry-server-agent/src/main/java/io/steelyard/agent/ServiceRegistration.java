@@ -6,7 +6,6 @@ import io.etcd.jetcd.Client;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.RegistryException;
 import io.steelyard.registry.Validation;
-import io.steelyard.registry.internal.RenewableClient;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CancellationException;
@@ -91,28 +90,40 @@ public final class ServiceRegistration implements AutoCloseable {
   private final Duration closeTimeout;
   private final RegistrationStateMachine machine;
 
-  ServiceRegistration(ServiceRegistrationBuilder b, RenewableClient clients) {
+  ServiceRegistration(ServiceRegistrationBuilder b, LeaseShare share, boolean ownsShare) {
     this.service = b.service;
     this.address = b.address;
     this.key = b.layout.instanceKey(b.service, b.address);
-    this.ttlSeconds = b.ttlSeconds;
+    this.ttlSeconds = share.ttlSeconds();
     this.operationTimeout = b.operationTimeout;
     this.closeTimeout = b.closeTimeout;
-    this.machine = new RegistrationStateMachine(b, clients);
+    this.machine = new RegistrationStateMachine(b, share, ownsShare);
   }
 
   /**
-   * A registration that connects through {@code etcd} with a client of its own, closed by {@link
-   * #close()}.
+   * A registration that connects through {@code etcd} with a client and a lease of its own, both
+   * closed by {@link #close()}.
    */
   public static ServiceRegistrationBuilder builder(
       EtcdConnection etcd, String service, String address) {
-    return new ServiceRegistrationBuilder(requireNonNull(etcd, "etcd"), null, service, address);
+    return new ServiceRegistrationBuilder(requireNonNull(etcd, "etcd"), null, null, service, address);
   }
 
-  /** A registration over {@code client}, which the caller owns and closes after {@link #close()}. */
+  /**
+   * A registration with a lease of its own over {@code client}, which the caller owns and closes
+   * after {@link #close()}.
+   */
   public static ServiceRegistrationBuilder builder(Client client, String service, String address) {
-    return new ServiceRegistrationBuilder(null, requireNonNull(client, "client"), service, address);
+    return new ServiceRegistrationBuilder(null, requireNonNull(client, "client"), null, service, address);
+  }
+
+  /**
+   * A registration that writes its key with {@code lease}, shared with the other registrations
+   * built on it, over the shared lease's client. Its TTL is the shared lease's; {@link #close()}
+   * deletes only its own key.
+   */
+  public static ServiceRegistrationBuilder builder(SharedLease lease, String service, String address) {
+    return new ServiceRegistrationBuilder(null, null, requireNonNull(lease, "lease"), service, address);
   }
 
   /**
@@ -162,6 +173,9 @@ public final class ServiceRegistration implements AutoCloseable {
    * or the key changed concurrently ({@link RegistryException.Kind#CONFLICT}); the weight is
    * remembered nonetheless. To wait, {@link #setWeightAndWait}.
    *
+   * <p>With a {@linkplain ServiceRegistrationBuilder#weightSource weight source}, an explicit
+   * weight wins: the source is paused until {@link #resumeWeightSource()}.
+   *
    * @throws IllegalArgumentException if {@code newWeight} is not in {@code 0..1000000}
    * @throws IllegalStateException if the registration is closed
    */
@@ -197,6 +211,25 @@ public final class ServiceRegistration implements AutoCloseable {
       Thread.currentThread().interrupt();
       throw new RegistryException(RegistryException.Kind.UNAVAILABLE, "interrupted " + what, e);
     }
+  }
+
+  /**
+   * Hands the weight back to the {@linkplain ServiceRegistrationBuilder#weightSource weight source}
+   * after an operator's weight or {@link #setWeight} paused it; it is sampled at once and its
+   * weight published (subject to hysteresis and the rate limit). Does nothing if not paused.
+   *
+   * @throws IllegalStateException if the registration has no weight source
+   */
+  public void resumeWeightSource() {
+    machine.resumeWeightSource();
+  }
+
+  /**
+   * Whether the weight source is paused by an operator's weight or {@link #setWeight}; {@code
+   * false} without a weight source.
+   */
+  public boolean weightSourcePaused() {
+    return machine.weightSourcePaused();
   }
 
   /**
@@ -248,10 +281,12 @@ public final class ServiceRegistration implements AutoCloseable {
   }
 
   /**
-   * Revokes the lease (so the key is gone at once, not after the TTL), stops all background work
-   * and, if the registration owns its client, closes it. Nothing of the registration runs after
-   * it returns. Idempotent; returns within the close timeout even when etcd is unreachable (the
-   * key then expires with its lease, within the TTL).
+   * Removes the key at once, not after the TTL: revokes the lease, or, on a {@link SharedLease}
+   * other registrations still use, deletes the key alone (guarded by its revision and lease).
+   * Stops all background work and, if the registration owns its client, closes it. Nothing of the
+   * registration runs after it returns. Idempotent; returns within the close timeout even when
+   * etcd is unreachable (the key then expires with its lease, within the TTL; on a shared lease,
+   * the delete is retried in the background while the lease lives).
    */
   @Override
   public void close() {

@@ -1,6 +1,7 @@
 package io.steelyard.agent;
 
 import static com.google.common.base.Preconditions.checkArgument;
+import static com.google.common.base.Preconditions.checkState;
 import static java.util.Objects.requireNonNull;
 
 import com.google.common.annotations.VisibleForTesting;
@@ -24,9 +25,9 @@ import javax.annotation.Nullable;
 
 /**
  * Builds a {@link ServiceRegistration}; start from {@link ServiceRegistration#builder(EtcdConnection,
- * String, String)} or {@link ServiceRegistration#builder(Client, String, String)}. Every setting is
- * checked when set, and {@link #build()} throws {@link IllegalArgumentException} naming a bad
- * value or combination.
+ * String, String)}, {@link ServiceRegistration#builder(Client, String, String)} or {@link
+ * ServiceRegistration#builder(SharedLease, String, String)}. Every setting is checked when set,
+ * and {@link #build()} throws {@link IllegalArgumentException} naming a bad value or combination.
  *
  * <pre>{@code
  * ServiceRegistration reg = ServiceRegistration.builder(etcd, "greeter", "10.0.0.7:50051")
@@ -40,11 +41,13 @@ public final class ServiceRegistrationBuilder {
 
   @Nullable private final EtcdConnection etcd;
   @Nullable private final Client client;
+  @Nullable private final SharedLease sharedLease;
   // Read by RegistrationStateMachine when built.
   final String service;
   final String address;
   int weight = Validation.DEFAULT_WEIGHT;
   long ttlSeconds = ServiceRegistration.DEFAULT_TTL_SECONDS;
+  private boolean ttlSet;
   @Nullable private ValueFormat format;
   Map<String, String> metadata = Map.of();
   KeyLayout layout = KeyLayout.defaults();
@@ -58,11 +61,23 @@ public final class ServiceRegistrationBuilder {
   Random random = new SecureRandom();
   ScheduledExecutorService scheduler = RegistrationScheduler.shared();
   Ticker ticker = Ticker.systemTicker();
+  @Nullable WeightSource weightSource;
+  private Duration weightSampleInterval =
+      Duration.ofMillis(WeightSource.DEFAULT_SAMPLE_INTERVAL_MILLIS);
+  private Duration weightMinWriteInterval =
+      Duration.ofMillis(WeightSource.DEFAULT_MIN_WRITE_INTERVAL_MILLIS);
+  private double weightMinRelativeChange = WeightSource.DEFAULT_MIN_RELATIVE_CHANGE;
+  private int weightMinAbsoluteChange = WeightSource.DEFAULT_MIN_ABSOLUTE_CHANGE;
 
   ServiceRegistrationBuilder(
-      @Nullable EtcdConnection etcd, @Nullable Client client, String service, String address) {
+      @Nullable EtcdConnection etcd,
+      @Nullable Client client,
+      @Nullable SharedLease sharedLease,
+      String service,
+      String address) {
     this.etcd = etcd;
     this.client = client;
+    this.sharedLease = sharedLease;
     this.service = Validation.checkServiceName(service);
     this.address = Validation.checkAddress(address);
   }
@@ -80,14 +95,20 @@ public final class ServiceRegistrationBuilder {
    * long.
    */
   public ServiceRegistrationBuilder ttl(Duration ttl) {
+    this.ttlSeconds = ttlSecondsOf(ttl);
+    this.ttlSet = true;
+    return this;
+  }
+
+  /** Whole seconds of a TTL, rounded up; the one check of a TTL (registrations, shared leases). */
+  static long ttlSecondsOf(Duration ttl) {
     requireNonNull(ttl, "ttl");
     checkArgument(
         ttl.compareTo(Duration.ofSeconds(ServiceRegistration.MIN_TTL_SECONDS)) >= 0,
         "ttl: %s (expected: >= %ss)", ttl, ServiceRegistration.MIN_TTL_SECONDS);
     long s = ttl.getSeconds() + (ttl.getNano() > 0 ? 1 : 0);
     checkArgument(s <= Integer.MAX_VALUE, "ttl: %s (expected: <= %ss)", ttl, Integer.MAX_VALUE);
-    this.ttlSeconds = s;
-    return this;
+    return s;
   }
 
   /** Like {@link #ttl(Duration)}, in seconds. */
@@ -162,6 +183,56 @@ public final class ServiceRegistrationBuilder {
     return this;
   }
 
+  /**
+   * Takes the weight from {@code source} instead of a fixed number: sampled at start (the first
+   * registration writes that sample; {@link #weight(int)} only if it fails) and then every sample
+   * interval, and published through the same lease-keeping, revision-guarded update as {@link
+   * ServiceRegistration#setWeight}, with hysteresis ({@link #weightHysteresis}) and a rate limit
+   * ({@link #weightSampling}). An operator's weight in etcd ({@code steelyard weight set}, {@code
+   * drain}) and {@link ServiceRegistration#setWeight} pause the source until the source's last
+   * weight is restored ({@code steelyard undrain}) or {@link
+   * ServiceRegistration#resumeWeightSource()} is called. See docs/agent.md, "Weight source".
+   */
+  public ServiceRegistrationBuilder weightSource(WeightSource source) {
+    this.weightSource = requireNonNull(source, "source");
+    return this;
+  }
+
+  /**
+   * How often the weight source is sampled (default {@value
+   * WeightSource#DEFAULT_SAMPLE_INTERVAL_MILLIS} ms) and the least time between two weight writes
+   * it makes (default {@value WeightSource#DEFAULT_MIN_WRITE_INTERVAL_MILLIS} ms): a change
+   * inside that interval waits for the first sample after it.
+   */
+  public ServiceRegistrationBuilder weightSampling(Duration sampleInterval, Duration minWriteInterval) {
+    this.weightSampleInterval = positive(sampleInterval, "sampleInterval");
+    this.weightMinWriteInterval = positive(minWriteInterval, "minWriteInterval");
+    return this;
+  }
+
+  /**
+   * The least change of the weight source that is published: at least {@code minAbsolute} and at
+   * least {@code minRelative} of the current weight, both (defaults {@value
+   * WeightSource#DEFAULT_MIN_RELATIVE_CHANGE} and {@value WeightSource#DEFAULT_MIN_ABSOLUTE_CHANGE}).
+   * A change to or from 0 is always published.
+   */
+  public ServiceRegistrationBuilder weightHysteresis(double minRelative, int minAbsolute) {
+    checkArgument(
+        minRelative >= 0 && minRelative <= 1, "minRelative: %s (expected: 0..1)", minRelative);
+    checkArgument(minAbsolute >= 0, "minAbsolute: %s (expected: >= 0)", minAbsolute);
+    this.weightMinRelativeChange = minRelative;
+    this.weightMinAbsoluteChange = minAbsolute;
+    return this;
+  }
+
+  WeightPublisher.Settings weightSettings() {
+    return new WeightPublisher.Settings(
+        weightSampleInterval.toNanos(),
+        weightMinWriteInterval.toNanos(),
+        weightMinRelativeChange,
+        weightMinAbsoluteChange);
+  }
+
   @VisibleForTesting
   ServiceRegistrationBuilder random(Random random) {
     this.random = requireNonNull(random, "random");
@@ -197,15 +268,31 @@ public final class ServiceRegistrationBuilder {
     // Validates metadata and that the format can carry weight and metadata.
     ValueCodec.encode(new ServiceInstance(service, address, weight, metadata), effectiveFormat());
     layout.instanceKey(service, address);
+    if (weightSource != null && effectiveFormat() == ValueFormat.PLAIN) {
+      throw new IllegalArgumentException(
+          "format: PLAIN (expected: PIPE or JSON with a weight source: PLAIN carries no weight)");
+    }
+    if (sharedLease != null) {
+      checkArgument(
+          !ttlSet || ttlSeconds == sharedLease.ttlSeconds(),
+          "ttl: %ss (expected: unset, or the shared lease's %ss)", ttlSeconds, sharedLease.ttlSeconds());
+      checkState(!sharedLease.isClosed(), "%s is closed", sharedLease);
+      this.ttlSeconds = sharedLease.ttlSeconds();
+      return new ServiceRegistration(this, sharedLease.share(), false);
+    }
     RenewableClient clients =
         client != null
             ? RenewableClient.borrowed(client)
             : RenewableClient.owned(
                 requireNonNull(etcd), ServiceRegistration.RENEW_CLIENT_MIN_INTERVAL, ticker);
-    return new ServiceRegistration(this, clients);
+    LeaseShare own =
+        new LeaseShare(
+            service + " at " + address, clients, ttlSeconds, operationTimeout, scheduler, ticker,
+            random);
+    return new ServiceRegistration(this, own, true);
   }
 
-  private static Duration positive(Duration d, String name) {
+  static Duration positive(Duration d, String name) {
     requireNonNull(d, name);
     checkArgument(!d.isNegative() && !d.isZero(), "%s: %s (expected: > 0)", name, d);
     return d;

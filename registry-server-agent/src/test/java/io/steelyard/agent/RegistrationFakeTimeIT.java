@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.steelyard.testkit.EtcdCluster;
+import io.steelyard.testkit.time.FakeScheduler;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;

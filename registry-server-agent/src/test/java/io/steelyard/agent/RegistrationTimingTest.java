@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.steelyard.registry.EtcdConnection;
+import io.steelyard.testkit.time.FakeScheduler;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;

@@ -101,6 +101,45 @@ class ServiceRegistrationBuilderTest {
   }
 
   @Test
+  void aWeightSourceNeedsAFormatThatCarriesTheWeight() {
+    assertThatThrownBy(
+            () -> builder().format(ValueFormat.PLAIN).weightSource(WeightSource.fixed(3)).build())
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("format: PLAIN");
+  }
+
+  @Test
+  void badWeightSourceSettingsAreRefusedNamingThem() {
+    assertThatThrownBy(() -> builder().weightHysteresis(1.5, 1))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("minRelative: 1.5");
+    assertThatThrownBy(() -> builder().weightHysteresis(0.1, -1))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("minAbsolute: -1");
+    assertThatThrownBy(() -> builder().weightSampling(Duration.ZERO, Duration.ofSeconds(30)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("sampleInterval: PT0S");
+    assertThatThrownBy(() -> builder().weightSampling(Duration.ofSeconds(5), Duration.ofSeconds(-1)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("minWriteInterval: PT-1S");
+    assertThatThrownBy(() -> WeightSource.fixed(-1))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("-1");
+    assertThatThrownBy(() -> WeightSource.availableProcessors(0))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("perProcessor: 0.0");
+  }
+
+  @Test
+  void availableProcessorsScalesTheCoreCountWithinTheWeightRange() {
+    int cores = Runtime.getRuntime().availableProcessors();
+    assertThat(WeightSource.availableProcessors(10).weight()).isEqualTo(cores * 10);
+    assertThat(WeightSource.availableProcessors(1e-9).weight()).isEqualTo(1);
+    assertThat(WeightSource.availableProcessors(1e12).weight()).isEqualTo(1_000_000);
+    assertThat(WeightSource.fixed(7).weight()).isEqualTo(7);
+  }
+
+  @Test
   void badTimeoutsAndBackoffAreRefusedNamingThem() {
     assertThatThrownBy(() -> builder().operationTimeout(Duration.ZERO))
         .isInstanceOf(IllegalArgumentException.class)

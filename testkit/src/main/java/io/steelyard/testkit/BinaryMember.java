@@ -35,7 +35,7 @@ final class BinaryMember implements EtcdMember {
    * as etcd does. If the JVM died, nobody else will delete the member directory (and the cluster
    * directory once it is empty), so the watchdog does.
    */
-  private static final String WATCHDOG =
+  static final String WATCHDOG = // also starts EtcdGrpcProxy
       "jvm=$1; log=$2; dir=$3; shift 3\n"
           + "\"$@\" </dev/null >>\"$log\" 2>&1 &\n"
           + "child=$!\n"

@@ -8,8 +8,9 @@ import io.grpc.LoadBalancer.SubchannelPicker;
  *
  * <p>A balancer gets its own factory ({@link WeightedPolicy#newPickerFactory()}) and keeps it for
  * its lifetime, so a factory may hold state that must outlive a single picker: round robin's
- * positions, so that a picker swap does not restart the sequence (and, later, a least-request
- * policy's per-endpoint outstanding-call counters).
+ * positions, so that a picker swap does not restart the sequence, and {@code
+ * weighted_least_request}'s per-endpoint load (outstanding calls, latency, errors), which must
+ * follow an endpoint from picker to picker.
  *
  * <p>Threading: {@link #newPicker} is called from the balancer's SynchronizationContext; the
  * pickers it returns are immutable, thread-safe, lock-free and allocation-free on the pick path,
@@ -23,4 +24,18 @@ public interface PickerFactory {
    * copies what it needs.
    */
   SubchannelPicker newPicker(SubchannelPicker[] childPickers, int[] weights);
+
+  /**
+   * As {@link #newPicker(SubchannelPicker[], int[])}, also given each endpoint's stable identity
+   * ({@code endpointKeys}, parallel: the balancer's child key, equal across resolutions for the
+   * same addresses) and the policy's parsed config. The balancer calls this one; a factory whose
+   * pickers need neither keeps the default, which ignores both.
+   */
+  default SubchannelPicker newPicker(
+      Object[] endpointKeys,
+      SubchannelPicker[] childPickers,
+      int[] weights,
+      WeightedPolicyConfig config) {
+    return newPicker(childPickers, weights);
+  }
 }

@@ -32,8 +32,8 @@ import org.slf4j.LoggerFactory;
  * <p>The path from a resolution to a picker, one stage per place:
  *
  * <ol>
- *   <li>which endpoints get a child: {@link #createChildAddressesMap} (all of them today; weighted
- *       subsetting will choose here);
+ *   <li>which endpoints get a child: {@link #createChildAddressesMap}, all of them, or this
+ *       client's {@link RendezvousSubset} when the config sets {@code subsetSize} ({@link Subsetting});
  *   <li>declared weight per endpoint: {@link EndpointWeights#WEIGHT}, {@value
  *       EndpointWeights#DEFAULT_WEIGHT} when absent, read in {@link #createChildAddressesMap};
  *   <li>eligibility and effective weight: {@link EffectiveWeights};
@@ -48,8 +48,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>The policy's parsed {@link WeightedPolicyConfig} arrives in {@code
  * ResolvedAddresses.getLoadBalancingPolicyConfig()} (null under {@code
- * defaultLoadBalancingPolicy}, meaning {@link WeightedPolicyConfig#DEFAULT}); no option is read
- * yet.
+ * defaultLoadBalancingPolicy}, meaning {@link WeightedPolicyConfig#DEFAULT}); its subset is read
+ * in {@link #createChildAddressesMap}, and the whole config is handed to the picker factory with
+ * each READY endpoint's child key.
  *
  * <p>Threading: like every {@link LoadBalancer}, called only from the channel's
  * SynchronizationContext; all fields are confined to it. Pickers are immutable and thread-safe.
@@ -78,6 +79,8 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
 
   private SubchannelPicker currentPicker = new FixedResultPicker(CONNECTING_RESULT);
 
+  private WeightedPolicyConfig config = WeightedPolicyConfig.DEFAULT;
+
   WeightedLoadBalancer(Helper helper, String policyName, PickerFactory pickerFactory) {
     super(helper);
     this.pickerFactory = requireNonNull(pickerFactory, "pickerFactory");
@@ -85,10 +88,30 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
     this.observer = BalancerObservers.forChannel(helper);
   }
 
+  /**
+   * The child key of the endpoint {@code eag}: equal for equal address lists, whatever the
+   * attributes (grpc-util's {@code MultiChildLoadBalancer.Endpoint}).
+   */
+  static Object endpointKey(EquivalentAddressGroup eag) {
+    return new Endpoint(eag);
+  }
+
+  @Override
+  public Status acceptResolvedAddresses(ResolvedAddresses resolvedAddresses) {
+    // Before super: it rebuilds the picker, which must see the new config.
+    Object parsed = resolvedAddresses.getLoadBalancingPolicyConfig();
+    config =
+        parsed instanceof WeightedPolicyConfig
+            ? (WeightedPolicyConfig) parsed
+            : WeightedPolicyConfig.DEFAULT;
+    return super.acceptResolvedAddresses(resolvedAddresses);
+  }
+
   @Override
   protected Map<Object, ResolvedAddresses> createChildAddressesMap(
       ResolvedAddresses resolvedAddresses) {
     Map<Object, ResolvedAddresses> children = super.createChildAddressesMap(resolvedAddresses);
+    children = Subsetting.keep(children, resolvedAddresses.getLoadBalancingPolicyConfig());
     if (!children.isEmpty()) {
       Map<Object, Integer> weights = new HashMap<>(children.size() * 2);
       Map<Object, String> labels = new HashMap<>(children.size() * 2);
@@ -140,6 +163,7 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
     int[] effective = effectiveWeights.compute(declared);
 
     List<SubchannelPicker> readyPickers = new ArrayList<>(children.size());
+    Object[] readyKeys = new Object[children.size()];
     int[] readyWeights = new int[children.size()];
     List<SubchannelPicker> failing = new ArrayList<>(children.size());
     boolean connecting = false;
@@ -151,6 +175,7 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
       ConnectivityState state = child.getCurrentState();
       if (state == READY) {
         readyWeights[readyPickers.size()] = effective[i];
+        readyKeys[readyPickers.size()] = child.getKey();
         readyPickers.add(child.getCurrentPicker());
       } else if (state == CONNECTING || state == IDLE) {
         connecting = true;
@@ -165,8 +190,10 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
       lastNotReadyReport = null;
       SubchannelPicker picker =
           pickerFactory.newPicker(
+              Arrays.copyOf(readyKeys, readyPickers.size()),
               readyPickers.toArray(new SubchannelPicker[0]),
-              Arrays.copyOf(readyWeights, readyPickers.size()));
+              Arrays.copyOf(readyWeights, readyPickers.size()),
+              config);
       updateBalancingState(READY, picker);
     } else if (connecting) {
       updateBalancingState(CONNECTING, new FixedResultPicker(CONNECTING_RESULT));

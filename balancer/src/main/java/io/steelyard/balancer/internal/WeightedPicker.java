@@ -6,6 +6,7 @@ import io.grpc.LoadBalancer.PickResult;
 import io.grpc.LoadBalancer.PickSubchannelArgs;
 import io.grpc.LoadBalancer.SubchannelPicker;
 import java.util.Arrays;
+import javax.annotation.Nullable;
 
 /**
  * Common part of the weighted pickers: the endpoints' child pickers, their weights, and a
@@ -56,12 +57,18 @@ abstract class WeightedPicker extends SubchannelPicker {
     return result != null ? result : childPickers[index].pickSubchannel(args);
   }
 
+  /** The stored result for endpoint {@code index}, or null where the child is called per pick. */
+  @Nullable
+  final PickResult precomputed(int index) {
+    return results[index];
+  }
+
   final int size() {
     return childPickers.length;
   }
 
   @Override
-  public final boolean equals(Object o) {
+  public boolean equals(Object o) {
     if (this == o) {
       return true;
     }
@@ -75,7 +82,7 @@ abstract class WeightedPicker extends SubchannelPicker {
   }
 
   @Override
-  public final int hashCode() {
+  public int hashCode() {
     return hashCode;
   }
 

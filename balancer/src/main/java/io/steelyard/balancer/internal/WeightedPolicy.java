@@ -4,9 +4,12 @@ import static java.util.Objects.requireNonNull;
 
 import io.grpc.LoadBalancer;
 import io.grpc.NameResolver.ConfigOrError;
+import com.google.common.collect.ImmutableSet;
+import io.steelyard.balancer.WeightedLeastRequestLoadBalancerProvider;
 import io.steelyard.balancer.WeightedRandomLoadBalancerProvider;
 import io.steelyard.balancer.WeightedRoundRobinStaticLoadBalancerProvider;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.Supplier;
 
 /**
@@ -27,20 +30,39 @@ public final class WeightedPolicy {
   /** {@code weighted_random}: Walker's alias table, one random draw per pick. */
   public static final WeightedPolicy WEIGHTED_RANDOM =
       new WeightedPolicy(
-          WeightedRandomLoadBalancerProvider.POLICY_NAME, WeightedRandomPicker::newFactory);
+          WeightedRandomLoadBalancerProvider.POLICY_NAME,
+          ImmutableSet.of(),
+          WeightedRandomPicker::newFactory);
 
   /** {@code weighted_round_robin_static}: a precomputed smooth schedule. */
   public static final WeightedPolicy WEIGHTED_ROUND_ROBIN_STATIC =
       new WeightedPolicy(
           WeightedRoundRobinStaticLoadBalancerProvider.POLICY_NAME,
+          ImmutableSet.of(),
           SmoothRoundRobinPicker::newFactory);
 
+  /**
+   * {@code weighted_least_request}: candidates drawn by weight, the least loaded relative to its
+   * capacity wins ({@link LeastRequestPicker}).
+   */
+  public static final WeightedPolicy WEIGHTED_LEAST_REQUEST =
+      new WeightedPolicy(
+          WeightedLeastRequestLoadBalancerProvider.POLICY_NAME,
+          ImmutableSet.of(
+              WeightedPolicyConfig.FIELD_CHOICE_COUNT,
+              WeightedPolicyConfig.FIELD_LATENCY,
+              WeightedPolicyConfig.FIELD_DECAY,
+              WeightedPolicyConfig.FIELD_ERROR_PENALTY),
+          LeastRequestPickerFactory::new);
+
   private final String name;
+  private final Set<String> fields;
   private final Supplier<PickerFactory> pickerFactories;
   private final LoadBalancer.Factory balancerFactory;
 
-  private WeightedPolicy(String name, Supplier<PickerFactory> pickerFactories) {
+  private WeightedPolicy(String name, Set<String> fields, Supplier<PickerFactory> pickerFactories) {
     this.name = requireNonNull(name, "name");
+    this.fields = requireNonNull(fields, "fields");
     this.pickerFactories = requireNonNull(pickerFactories, "pickerFactories");
     this.balancerFactory =
         new LoadBalancer.Factory() {
@@ -56,9 +78,23 @@ public final class WeightedPolicy {
     return name;
   }
 
+  /** The config fields this policy accepts; any other is a config error. */
+  public Set<String> fields() {
+    return fields;
+  }
+
   /** Parses this policy's {@code loadBalancingConfig} entry; see {@link WeightedPolicyConfig}. */
   public ConfigOrError parseConfig(Map<String, ?> rawConfig) {
-    return WeightedPolicyConfig.parse(name, rawConfig);
+    return parseConfig(name, rawConfig);
+  }
+
+  /**
+   * Parses {@code rawConfig} against this policy's fields, naming {@code policyName} in errors:
+   * for a policy that extends this one with fields of its own (the ORCA variant of {@code
+   * weighted_least_request} in {@code balancer-orca}), after it took those out.
+   */
+  public ConfigOrError parseConfig(String policyName, Map<String, ?> rawConfig) {
+    return WeightedPolicyConfig.parse(policyName, fields, rawConfig);
   }
 
   /**
@@ -67,6 +103,25 @@ public final class WeightedPolicy {
    */
   public LoadBalancer newLoadBalancer(LoadBalancer.Helper helper) {
     return HealthChecking.wrap(balancerFactory, helper);
+  }
+
+  /**
+   * A balancer named {@code policyName} with the given picker factory, without the
+   * health-checking wrapper: for a variant that must hold its picker factory, as {@code
+   * balancer-orca} does to route load reports to it.
+   */
+  public static LoadBalancer newBareLoadBalancer(
+      LoadBalancer.Helper helper, String policyName, PickerFactory pickerFactory) {
+    return new WeightedLoadBalancer(helper, policyName, pickerFactory);
+  }
+
+  /**
+   * {@code factory}'s balancer wrapped for client-side health checking when grpc-services is on
+   * the classpath ({@link HealthChecking}), as {@link #newLoadBalancer} does for ours.
+   */
+  public static LoadBalancer withHealthChecking(
+      LoadBalancer.Factory factory, LoadBalancer.Helper helper) {
+    return HealthChecking.wrap(factory, helper);
   }
 
   /** The balancer itself, without the health-checking wrapper. */

@@ -49,27 +49,41 @@ final class WeightedRandomPicker extends WeightedPicker {
   WeightedRandomPicker(SubchannelPicker[] childPickers, int[] weights, @Nullable Random random) {
     super(childPickers, weights);
     this.random = random;
-    int n = weights.length;
-    int[] threshold = new int[n];
-    int[] alias = new int[n];
-    buildAliasTable(this.weights, threshold, alias);
-    this.table = new long[n];
-    for (int i = 0; i < n; i++) {
-      table[i] = ((long) threshold[i] << 32) | alias[i];
-    }
+    this.table = aliasTable(this.weights);
   }
 
   @Override
   public PickResult pickSubchannel(PickSubchannelArgs args) {
     long r = random == null ? ThreadLocalRandom.current().nextLong() : random.nextLong();
+    return resultFor(sample(table, r), args);
+  }
+
+  /**
+   * The packed alias table of {@code weights} (all positive): per column, the keep threshold
+   * (scaled to 2^31) in the high 32 bits and the alias in the low 32 bits. Shared with {@link
+   * LeastRequestPicker}, which draws its candidates from the same table.
+   */
+  static long[] aliasTable(int[] weights) {
+    int n = weights.length;
+    int[] threshold = new int[n];
+    int[] alias = new int[n];
+    buildAliasTable(weights, threshold, alias);
+    long[] table = new long[n];
+    for (int i = 0; i < n; i++) {
+      table[i] = ((long) threshold[i] << 32) | alias[i];
+    }
+    return table;
+  }
+
+  /** The endpoint that the 64 random bits {@code r} select from {@link #aliasTable}'s table. */
+  static int sample(long[] table, long r) {
     int column = (int) (((r >>> 32) * table.length) >>> 32);
     long entry = table[column];
     int coin = (int) r & Integer.MAX_VALUE;
     // Branch-free select (the coin is a fair 50/50 for many columns, so a branch would
     // mispredict): keep is all ones when coin < threshold, else zero; both are below 2^31.
     int keep = (coin - (int) (entry >>> 32)) >> 31;
-    int index = (column & keep) | ((int) entry & ~keep);
-    return resultFor(index, args);
+    return (column & keep) | ((int) entry & ~keep);
   }
 
   /**

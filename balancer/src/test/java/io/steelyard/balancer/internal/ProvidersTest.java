@@ -50,7 +50,7 @@ class ProvidersTest {
     assertThat(parsed.getConfig()).isNull();
     assertThat(parsed.getError().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
     assertThat(parsed.getError().getDescription())
-        .isEqualTo(name + ".slowstart: unknown field (expected: no fields, {})");
+        .isEqualTo(name + ".slowstart: unknown field (expected: one of [subsetClientId, subsetSize])");
   }
 
   @Test

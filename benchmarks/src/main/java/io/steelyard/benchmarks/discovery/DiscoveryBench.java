@@ -1,8 +1,13 @@
 package io.steelyard.benchmarks.discovery;
 
+import static io.steelyard.benchmarks.BenchArgs.intArg;
+import static io.steelyard.benchmarks.BenchArgs.stringArg;
+
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.kv.PutResponse;
+import io.etcd.jetcd.op.Op;
+import io.etcd.jetcd.options.PutOption;
 import io.grpc.EquivalentAddressGroup;
 import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
@@ -13,8 +18,8 @@ import io.steelyard.discovery.ServiceWatcher;
 import io.steelyard.discovery.Snapshot;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.KeyLayout;
+import io.steelyard.registry.ServiceInstance;
 import io.steelyard.testkit.EtcdCluster;
-import io.steelyard.testkit.grpc.RecordingLoadBalancerProvider;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryMXBean;
 import java.nio.charset.StandardCharsets;
@@ -50,10 +55,12 @@ import java.util.concurrent.atomic.AtomicReference;
  */
 public final class DiscoveryBench {
 
-  private static final String POLICY = "steelyard_bench_recording";
+  private static final String POLICY = "steelyard_bench_timing";
   /** (weight, arrival nanoTime) of every list the channel's balancer receives. */
   private static final BlockingQueue<long[]> ARRIVALS = new LinkedBlockingQueue<>();
   private static final AtomicReference<CountDownLatch> BIG_LIST = new AtomicReference<>();
+  /** Arrival nanoTime of every full list of the large service at a channel's balancer. */
+  private static final BlockingQueue<Long> BIG_ARRIVALS = new LinkedBlockingQueue<>();
   private static volatile int bigListSize;
 
   private DiscoveryBench() {}
@@ -70,7 +77,7 @@ public final class DiscoveryBench {
       endpoints = local.endpoints();
     }
     try {
-      RecordingLoadBalancerProvider.register(POLICY, DiscoveryBench::arrived);
+      TimingBalancerProvider.register(POLICY, DiscoveryBench::arrived);
       EtcdConnection conn = EtcdConnection.of(endpoints);
       System.out.printf(Locale.ROOT, "etcd %s, java %s, %d cpus%n", endpoints,
           System.getProperty("java.version"), Runtime.getRuntime().availableProcessors());
@@ -95,9 +102,7 @@ public final class DiscoveryBench {
     String key = "/services/" + service + "/127.0.0.1:9000";
     try (Client writer = conn.connect()) {
       put(writer, key, "127.0.0.1:9000|1");
-      ManagedChannel channel = Grpc.newChannelBuilder(
-              "etcd://" + conn.endpointsString().replace("http://", "") + "/" + service,
-              InsecureChannelCredentials.create())
+      ManagedChannel channel = Grpc.newChannelBuilder(target(conn, service), InsecureChannelCredentials.create())
           .defaultLoadBalancingPolicy(POLICY)
           .build();
       channel.getState(true);
@@ -174,25 +179,104 @@ public final class DiscoveryBench {
     String service = "bench-cold";
     try (Client writer = conn.connect()) {
       long t = System.nanoTime();
-      Semaphore inFlight = new Semaphore(256);
-      List<CompletableFuture<PutResponse>> puts = new ArrayList<>(instances);
+      // Transactions of 100 puts (etcd allows 128 operations per transaction), 16 in flight.
+      Semaphore inFlight = new Semaphore(16);
+      List<CompletableFuture<?>> txns = new ArrayList<>();
+      List<Op> ops = new ArrayList<>(100);
       for (int i = 0; i < instances; i++) {
-        String addr = "10." + (i >> 16 & 255) + "." + (i >> 8 & 255) + "." + (i & 255) + ":50051";
-        inFlight.acquire();
-        CompletableFuture<PutResponse> f = writer.getKVClient()
-            .put(bytes("/services/" + service + "/" + addr), bytes(addr + "|" + (1 + i % 100)));
-        f.whenComplete((r, e) -> inFlight.release());
-        puts.add(f);
+        String addr = address(i);
+        ops.add(Op.put(bytes("/services/" + service + "/" + addr), bytes(addr + "|" + (1 + i % 100)),
+            PutOption.DEFAULT));
+        if (ops.size() == 100 || i == instances - 1) {
+          inFlight.acquire();
+          CompletableFuture<?> f = writer.getKVClient().txn().Then(ops.toArray(Op[]::new)).commit();
+          f.whenComplete((r, e) -> inFlight.release());
+          txns.add(f);
+          ops.clear();
+        }
       }
-      CompletableFuture.allOf(puts.toArray(CompletableFuture[]::new)).get(120, TimeUnit.SECONDS);
+      CompletableFuture.allOf(txns.toArray(CompletableFuture[]::new)).get(300, TimeUnit.SECONDS);
       System.out.printf(Locale.ROOT, "wrote %d instances in %.0f ms%n", instances, ms(System.nanoTime() - t));
     }
 
     ServiceWatcher holder = coldStartAndJoin(conn, service, instances);
     try {
       retainedHeap(conn, service);
+      largeServiceLag(conn, service, instances);
     } finally {
       holder.close();
+    }
+  }
+
+  private static String address(int i) {
+    return "10." + (i >> 16 & 255) + "." + (i >> 8 & 255) + "." + (i & 255) + ":50051";
+  }
+
+  /**
+   * Watch lag on the large service: paced weight changes of single instances, each timed from
+   * the put to (a) a {@code ServiceWatcher} snapshot holding it and (b) the next address list at
+   * a real channel's balancer (all instances, rebuilt by the resolver for every change).
+   */
+  private static void largeServiceLag(EtcdConnection conn, String service, int instances) throws Exception {
+    int updates = 200;
+    BlockingQueue<Snapshot> snapshots = new LinkedBlockingQueue<>();
+    bigListSize = instances;
+    BIG_ARRIVALS.clear();
+    BIG_LIST.set(new CountDownLatch(1));
+    long[] toWatcher = new long[updates];
+    long[] toChannel = new long[updates];
+    try (Client writer = conn.connect();
+        ServiceWatcher watcher = ServiceWatcher.open(conn, KeyLayout.defaults(), service, snapshots::add)) {
+      ManagedChannel channel = Grpc.newChannelBuilder(target(conn, service), InsecureChannelCredentials.create())
+          .defaultLoadBalancingPolicy(POLICY)
+          .build();
+      channel.getState(true);
+      await(BIG_LIST.get());
+      for (int i = 0; i < updates; i++) {
+        java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(25));
+        String addr = address((i * 7919) % instances);
+        int weight = 200 + i; // never one of the initial weights (1..100)
+        snapshots.clear();
+        BIG_ARRIVALS.clear();
+        long start = System.nanoTime();
+        writer.getKVClient().put(bytes("/services/" + service + "/" + addr), bytes(addr + "|" + weight))
+            .get(10, TimeUnit.SECONDS);
+        toWatcher[i] = awaitInSnapshot(snapshots, addr, weight) - start;
+        Long atChannel = BIG_ARRIVALS.poll(30, TimeUnit.SECONDS);
+        if (atChannel == null) {
+          throw new IllegalStateException("change " + i + " never reached the channel");
+        }
+        toChannel[i] = atChannel - start;
+      }
+      channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+    } finally {
+      BIG_LIST.set(null);
+    }
+    Arrays.sort(toWatcher);
+    Arrays.sort(toChannel);
+    System.out.printf(Locale.ROOT,
+        "watch lag, %d instances, %d changes paced 25 ms: put -> ServiceWatcher snapshot p50 %.2f ms,"
+            + " p99 %.2f ms, max %.2f ms; put -> channel LB (all %d addresses) p50 %.2f ms, p99 %.2f ms,"
+            + " max %.2f ms%n",
+        instances, updates, ms(pct(toWatcher, 50)), ms(pct(toWatcher, 99)), ms(toWatcher[updates - 1]),
+        instances, ms(pct(toChannel, 50)), ms(pct(toChannel, 99)), ms(toChannel[updates - 1]));
+  }
+
+  /** When a snapshot holding {@code address} at {@code weight} reached the listener. */
+  private static long awaitInSnapshot(BlockingQueue<Snapshot> snapshots, String address, int weight)
+      throws InterruptedException {
+    while (true) {
+      Snapshot s = snapshots.poll(30, TimeUnit.SECONDS);
+      if (s == null) {
+        throw new IllegalStateException(address + "|" + weight + " never reached the watcher");
+      }
+      long now = System.nanoTime();
+      List<ServiceInstance> list = s.instances(); // sorted by address
+      int i = java.util.Collections.binarySearch(
+          list.stream().map(ServiceInstance::address).toList(), address);
+      if (i >= 0 && list.get(i).weight() == weight) {
+        return now;
+      }
     }
   }
 
@@ -220,9 +304,7 @@ public final class DiscoveryBench {
     CountDownLatch atBalancer = new CountDownLatch(1);
     BIG_LIST.set(atBalancer);
     long t1 = System.nanoTime();
-    ManagedChannel channel = Grpc.newChannelBuilder(
-            "etcd://" + conn.endpointsString().replace("http://", "") + "/" + service,
-            InsecureChannelCredentials.create())
+    ManagedChannel channel = Grpc.newChannelBuilder(target(conn, service), InsecureChannelCredentials.create())
         .defaultLoadBalancingPolicy(POLICY)
         .build();
     channel.getState(true);
@@ -288,7 +370,16 @@ public final class DiscoveryBench {
     CountDownLatch big = BIG_LIST.get();
     if (big != null && eags.size() == bigListSize) {
       big.countDown();
+      BIG_ARRIVALS.add(now);
     }
+  }
+
+  /** The target naming {@code service} at {@code conn}'s plain-HTTP members (docs/discovery.md). */
+  private static String target(EtcdConnection conn, String service) {
+    List<String> members = conn.endpoints().stream().map(java.net.URI::getRawAuthority).toList();
+    return members.size() == 1
+        ? "etcd://" + members.get(0) + "/" + service
+        : "etcd:///" + service + "?endpoints=" + String.join(",", members);
   }
 
   private static void put(Client c, String key, String value) throws Exception {
@@ -306,19 +397,5 @@ public final class DiscoveryBench {
 
   private static double ms(long nanos) {
     return nanos / 1e6;
-  }
-
-  private static int intArg(String[] args, String name, int def) {
-    String v = stringArg(args, name, null);
-    return v == null ? def : Integer.parseInt(v);
-  }
-
-  private static String stringArg(String[] args, String name, String def) {
-    for (int i = 0; i < args.length - 1; i++) {
-      if (args[i].equals(name)) {
-        return args[i + 1];
-      }
-    }
-    return def;
   }
 }

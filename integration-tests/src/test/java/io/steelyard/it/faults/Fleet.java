@@ -91,6 +91,7 @@ final class Fleet implements AutoCloseable {
   private long healthyNanos;
   private long faultEndNanos;
   private boolean verified; // figures are written only for a case that got through verifyRecovery
+  private List<String> expiredKeysSeen = List.of(); // by verifyRecovery: servers clients saw leave
 
   private Fleet(EtcdCluster etcd, String service, int[] homes) {
     this.etcd = etcd;
@@ -221,6 +222,14 @@ final class Fleet implements AutoCloseable {
 
   String service() {
     return service;
+  }
+
+  /**
+   * The removals {@link #verifyRecovery} saw clients make (each a key that truly expired in etcd),
+   * as {@code client:address gone@+ms back@+ms}; empty when no server left any view.
+   */
+  List<String> expiredKeysSeen() {
+    return expiredKeysSeen;
   }
 
   FleetServer server(int i) {
@@ -364,6 +373,7 @@ final class Fleet implements AutoCloseable {
     assertThat(failed).as("failed calls (no retries, no wait-for-ready)").isEmpty();
 
     List<String> expired = checkRemovals();
+    expiredKeysSeen = List.copyOf(expired);
     figure("expired-keys-seen", expired.isEmpty() ? "none" : expired);
 
     awaitViewsEqualEtcd(PROPAGATION_BOUND);

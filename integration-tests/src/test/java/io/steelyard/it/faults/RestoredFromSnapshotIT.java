@@ -3,6 +3,7 @@ package io.steelyard.it.faults;
 import static io.steelyard.it.faults.Fleet.PROPAGATION_BOUND;
 import static io.steelyard.it.faults.Fleet.UNPINNED;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.etcd.jetcd.ByteSequence;
 import io.steelyard.testkit.EtcdCluster;
@@ -20,7 +21,8 @@ import org.junit.jupiter.api.io.TempDir;
  * registered, after a weight change and many other writes. etcd's revision goes back (3.4 has no
  * {@code --bump-revision}), so a watch resumed from the revision a client last saw would wait for
  * a revision etcd reaches only much later and miss everything until then. Clients must notice
- * and re-list: their views become the snapshot's, and later changes reach them.
+ * and re-list: their views become the snapshot's, and later changes reach them. Agents whose
+ * lease survived must notice too, and write their newer weight again.
  */
 @Tag("faults")
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
@@ -61,12 +63,15 @@ class RestoredFromSnapshotIT {
       fleet.figure("revision-after-restore", after);
       fleet.figure("snapshot-revision", snapshotRevision);
       fleet.verifyRecovery(4);
-      // Server 1's weight was changed after the snapshot. The restore brings back the snapshot's
-      // value (2); whether the agent writes its own (3) again depends on whether its lease
-      // outlived the restore: if the members were down longer than the TTL it re-registers with
-      // its weight, otherwise it keeps the restored key as it is (docs/operations.md).
+      // Server 1's weight was changed after the snapshot, and the restore brought back the
+      // snapshot's value (2). Its agent writes its own (3) again either way: re-registering if its
+      // lease expired during the restore, or noticing that etcd went back in time if the lease
+      // survived (docs/agent.md).
       fleet.figure("server1-weight-agent/etcd",
           fleet.server(1).weight() + "/" + fleet.etcdWeights().get(fleet.server(1).address()));
+      assertThat(fleet.server(1).weight()).isEqualTo(3);
+      await().atMost(PROPAGATION_BOUND).ignoreExceptions()
+          .until(() -> Integer.valueOf(3).equals(fleet.etcdWeights().get(fleet.server(1).address())));
     }
   }
 }

@@ -1,4 +1,4 @@
-package io.steelyard.agent;
+package io.steelyard.testkit.time;
 
 import static java.util.Objects.requireNonNull;
 
@@ -16,10 +16,21 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * A scheduler whose time moves only when the test says so: tasks run on the test's thread, in
- * due order, from {@link #runDue()} and {@link #forwardTime}. Tasks may be submitted from any
- * thread (jetcd callbacks hop onto the registration's executor, which is over this one).
+ * due order (ties in submission order), from {@link #runDue()} and {@link #forwardTime}; {@link
+ * #execute} queues a task due now, it never runs it on the caller. Tasks may be submitted from
+ * any thread (jetcd callbacks hop onto a registration's executor, which is over this one).
+ *
+ * <pre>{@code
+ * FakeScheduler fake = new FakeScheduler();
+ * ServiceRegistration r = ServiceRegistration.builder(...).scheduler(fake, fake.ticker).build();
+ * fake.runDue();                          // what is due now
+ * fake.forwardTime(Duration.ofSeconds(5)); // each timer fires at its due time
+ * }</pre>
+ *
+ * <p>Only {@code execute} and the two one-shot {@code schedule} methods are supported; shutdown
+ * does nothing. Thread-safe.
  */
-final class FakeScheduler extends AbstractExecutorService implements ScheduledExecutorService {
+public final class FakeScheduler extends AbstractExecutorService implements ScheduledExecutorService {
 
   private final PriorityQueue<Task> queue = new PriorityQueue<>();
   private final List<Long> delaysNanos = new ArrayList<>();
@@ -27,7 +38,8 @@ final class FakeScheduler extends AbstractExecutorService implements ScheduledEx
   private long seq;
   private int ran;
 
-  final Ticker ticker =
+  /** This scheduler's clock, for code that takes a Guava {@link Ticker}. */
+  public final Ticker ticker =
       new Ticker() {
         @Override
         public long read() {
@@ -37,8 +49,13 @@ final class FakeScheduler extends AbstractExecutorService implements ScheduledEx
         }
       };
 
+  /** The fake time in nanoseconds: 0 at creation, moved only by {@link #forwardTime}. */
+  public synchronized long nanoTime() {
+    return nowNanos;
+  }
+
   /** Runs every task due now, including those they submit; returns how many ran. */
-  int runDue() {
+  public int runDue() {
     int n = 0;
     while (true) {
       Task t;
@@ -56,7 +73,7 @@ final class FakeScheduler extends AbstractExecutorService implements ScheduledEx
   }
 
   /** Moves time forward by {@code d}, running each task at its due time. */
-  void forwardTime(Duration d) {
+  public void forwardTime(Duration d) {
     long target;
     synchronized (this) {
       target = nowNanos + d.toNanos();
@@ -76,17 +93,17 @@ final class FakeScheduler extends AbstractExecutorService implements ScheduledEx
   }
 
   /** Every positive delay asked for so far, in order: timeouts, retries, watch re-reads. */
-  synchronized List<Long> delaysNanos() {
+  public synchronized List<Long> delaysNanos() {
     return List.copyOf(delaysNanos);
   }
 
   /** Tasks waiting (not cancelled, not run). */
-  synchronized int pending() {
+  public synchronized int pending() {
     return (int) queue.stream().filter(t -> !t.cancelled).count();
   }
 
   /** Tasks run so far. */
-  synchronized int ran() {
+  public synchronized int ran() {
     return ran;
   }
 
@@ -109,9 +126,28 @@ final class FakeScheduler extends AbstractExecutorService implements ScheduledEx
     schedule(command, 0, TimeUnit.NANOSECONDS);
   }
 
+  /**
+   * As {@link #schedule(Runnable, long, TimeUnit)}: an expression lambda such as {@code () ->
+   * list.add(x)} lands here. The result is dropped ({@code get()} is not supported); an
+   * exception is rethrown to the test's thread, unchecked.
+   */
   @Override
+  @SuppressWarnings("unchecked")
   public <V> ScheduledFuture<V> schedule(Callable<V> callable, long delay, TimeUnit unit) {
-    throw new UnsupportedOperationException();
+    requireNonNull(callable, "callable");
+    return (ScheduledFuture<V>)
+        schedule(
+            () -> {
+              try {
+                callable.call();
+              } catch (RuntimeException e) {
+                throw e;
+              } catch (Exception e) {
+                throw new IllegalStateException(e);
+              }
+            },
+            delay,
+            unit);
   }
 
   @Override

@@ -1,0 +1,45 @@
+package io.steelyard.balancer;
+
+import io.steelyard.balancer.internal.WeightedPolicy;
+
+/**
+ * The {@value #POLICY_NAME} load-balancing policy: the weight ({@link EndpointWeights}) is the
+ * endpoint's <em>capacity</em>; each call draws {@code choiceCount} distinct READY endpoints at
+ * random in proportion to weight and goes to the one least loaded relative to its capacity,
+ *
+ * <pre>  score = (calls outstanding + 1) × penalty / weight     (lowest wins)</pre>
+ *
+ * <p>where {@code penalty} is 1 for a healthy server and grows with its recent failure ratio (and,
+ * with {@code balancer-orca}, with the utilization it reports). Where the weights are right this
+ * spreads calls like {@code weighted_random}; where they are wrong or a server slows down, calls
+ * pile up on it and the next ones go elsewhere.
+ *
+ * <p>Registered through {@code META-INF/services}; select it with
+ *
+ * <pre>{@code
+ * ManagedChannelBuilder.forTarget("etcd:///greeter")
+ *     .defaultLoadBalancingPolicy(WeightedLeastRequestLoadBalancerProvider.POLICY_NAME)
+ * }</pre>
+ *
+ * <p>or a service config, every field optional:
+ *
+ * <pre>{@code
+ * {"loadBalancingConfig": [{"weighted_least_request":
+ *     {"choiceCount": 2, "errorPenalty": 2.0, "decay": "1s", "latency": false}}]}
+ * }</pre>
+ *
+ * <p>An unknown field or a value out of range is a config error naming the field. Picks are O(1)
+ * in the number of endpoints, lock-free, and allocate nothing beyond the one tracer per call that
+ * grpc's stream-tracer mechanism creates to count the call. See {@code docs/balancer.md} for the
+ * formula's reasoning and the benchmarks behind the defaults.
+ */
+public final class WeightedLeastRequestLoadBalancerProvider extends WeightedPolicyProvider {
+
+  /** The policy name in service configs and {@code defaultLoadBalancingPolicy}. */
+  public static final String POLICY_NAME = "weighted_least_request";
+
+  /** Called by {@link java.util.ServiceLoader} (grpc's {@code LoadBalancerRegistry}). */
+  public WeightedLeastRequestLoadBalancerProvider() {
+    super(WeightedPolicy.WEIGHTED_LEAST_REQUEST);
+  }
+}

@@ -1,0 +1,189 @@
+package io.steelyard.balancer.internal;
+
+import static com.google.common.base.Preconditions.checkArgument;
+
+import io.grpc.LoadBalancer.PickResult;
+import io.grpc.LoadBalancer.PickSubchannelArgs;
+import io.grpc.LoadBalancer.SubchannelPicker;
+import java.util.Arrays;
+import java.util.Random;
+import java.util.concurrent.ThreadLocalRandom;
+import javax.annotation.Nullable;
+
+/**
+ * {@code weighted_least_request}'s picker: draws {@code choiceCount} distinct candidates with
+ * probability proportional to weight (the alias table of {@link WeightedRandomPicker}, O(1) per
+ * draw) and returns the one with the lowest <b>load relative to capacity</b>:
+ *
+ * <pre>  score(i) = (outstanding(i) + 1) × penalty(i) [× latency(i)] / weight(i)</pre>
+ *
+ * <ul>
+ *   <li>{@code weight(i)} is the endpoint's registered capacity (effective weight);
+ *   <li>{@code outstanding(i)} counts this client's calls on it that have started and not
+ *       closed. The {@code + 1} is the call being placed: it makes an idle large server beat an
+ *       idle small one (1/8 &lt; 1/1) instead of tying at 0, so at low load calls go where
+ *       capacity is, and at high load outstanding calls settle in proportion to weight. This is
+ *       Envoy's weighted least request, {@code weight / (active + 1)^bias}, with {@code bias = 1}
+ *       (inverted: lowest score wins), used as a score over P2C candidates rather than as an EDF
+ *       weight;
+ *   <li>{@code penalty(i)} ({@link EndpointLoad#penalty()}) is 1 for a healthy server and grows
+ *       with its recent failure ratio (squared by default) and with a utilization it reports
+ *       (ORCA);
+ *   <li>{@code latency(i)}, the peak-EWMA latency, only when the config's {@code latency} is on
+ *       and both compared candidates have a sample (else the term is left out of that
+ *       comparison). Off by default: see {@link WeightedPolicyConfig#DEFAULT_LATENCY}.
+ * </ul>
+ *
+ * <p>Candidates are drawn <em>without</em> replacement (a second draw equal to the current best
+ * is redrawn, up to {@value #MAX_REDRAWS} times): with replacement, a server holding share
+ * {@code s} of the weight would be both candidates with probability {@code s²} and get that
+ * share of calls whatever its load (16 % of all calls for a 40 % server), enough to swamp it
+ * after it degrades. With {@code n <= choiceCount} every endpoint is a candidate, scanned from a
+ * random start. Ties go to the first drawn.
+ *
+ * <p>Immutable and thread-safe. A pick draws one random {@code long} per candidate from {@link
+ * ThreadLocalRandom}, reads two volatile fields and one {@code AtomicInteger} per candidate, and
+ * returns a {@link PickResult} precomputed per endpoint that carries the endpoint's tracer
+ * factory: no lock, no allocation (grpc then asks that factory for one tracer per call, which
+ * counts the call in and out).
+ */
+final class LeastRequestPicker extends WeightedPicker {
+
+  /** Redraws allowed when a draw repeats the current best; bounds the loop for skewed weights. */
+  static final int MAX_REDRAWS = 4;
+
+  private final long[] aliasTable;
+  private final EndpointLoad[] loads;
+  private final double[] inverseWeights;
+  private final PickResult[] tracedResults;
+  private final int choiceCount;
+  private final boolean latency;
+
+  /** Null in production: each thread uses {@link ThreadLocalRandom}. */
+  @Nullable private final Random random;
+
+  LeastRequestPicker(
+      SubchannelPicker[] childPickers,
+      int[] weights,
+      EndpointLoad[] loads,
+      int choiceCount,
+      boolean latency,
+      @Nullable Random random) {
+    super(childPickers, weights);
+    checkArgument(
+        loads.length == weights.length,
+        "loads: %s entries (expected: %s, one per child picker)",
+        loads.length,
+        weights.length);
+    checkArgument(choiceCount >= 2, "choiceCount: %s (expected: >= 2)", choiceCount);
+    this.loads = loads.clone();
+    this.choiceCount = choiceCount;
+    this.latency = latency;
+    this.random = random;
+    this.aliasTable = WeightedRandomPicker.aliasTable(this.weights);
+    int n = weights.length;
+    this.inverseWeights = new double[n];
+    this.tracedResults = new PickResult[n];
+    for (int i = 0; i < n; i++) {
+      inverseWeights[i] = 1.0 / this.weights[i];
+      PickResult stored = precomputed(i);
+      tracedResults[i] =
+          stored == null ? null : stored.copyWithStreamTracerFactory(loads[i].tracerFactory());
+    }
+  }
+
+  @Override
+  public PickResult pickSubchannel(PickSubchannelArgs args) {
+    int best = choose();
+    PickResult result = tracedResults[best];
+    if (result != null) {
+      return result;
+    }
+    // A child whose picker is not a fixed result (not grpc's pick_first): ask it, then add the
+    // tracer. Allocates; never the case with pick_first children.
+    result = childPickers[best].pickSubchannel(args);
+    if (result.getSubchannel() == null || !result.getStatus().isOk()) {
+      return result;
+    }
+    return result.copyWithStreamTracerFactory(loads[best].tracerFactory());
+  }
+
+  /** The index of the endpoint to pick. */
+  int choose() {
+    int n = loads.length;
+    if (n == 1) {
+      return 0;
+    }
+    if (n <= choiceCount) {
+      int start = (int) (((nextLong() >>> 32) * n) >>> 32);
+      int best = start;
+      for (int k = 1; k < n; k++) {
+        int candidate = start + k < n ? start + k : start + k - n;
+        if (lessLoaded(candidate, best)) {
+          best = candidate;
+        }
+      }
+      return best;
+    }
+    int best = WeightedRandomPicker.sample(aliasTable, nextLong());
+    for (int k = 1; k < choiceCount; k++) {
+      int candidate = WeightedRandomPicker.sample(aliasTable, nextLong());
+      for (int redraw = 0; candidate == best && redraw < MAX_REDRAWS; redraw++) {
+        candidate = WeightedRandomPicker.sample(aliasTable, nextLong());
+      }
+      if (candidate != best && lessLoaded(candidate, best)) {
+        best = candidate;
+      }
+    }
+    return best;
+  }
+
+  /** Whether endpoint {@code a}'s score is strictly below {@code b}'s. */
+  private boolean lessLoaded(int a, int b) {
+    EndpointLoad la = loads[a];
+    EndpointLoad lb = loads[b];
+    double scoreA = (la.outstanding() + 1) * la.penalty() * inverseWeights[a];
+    double scoreB = (lb.outstanding() + 1) * lb.penalty() * inverseWeights[b];
+    if (latency) {
+      double latencyA = la.latencyNanos();
+      double latencyB = lb.latencyNanos();
+      if (latencyA > 0 && latencyB > 0) {
+        scoreA *= latencyA;
+        scoreB *= latencyB;
+      }
+    }
+    return scoreA < scoreB;
+  }
+
+  private long nextLong() {
+    return random == null ? ThreadLocalRandom.current().nextLong() : random.nextLong();
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    if (!super.equals(o)) {
+      return false;
+    }
+    LeastRequestPicker that = (LeastRequestPicker) o;
+    return choiceCount == that.choiceCount
+        && latency == that.latency
+        && Arrays.equals(loads, that.loads);
+  }
+
+  @Override
+  public int hashCode() {
+    return super.hashCode() * 31 + choiceCount * 2 + (latency ? 1 : 0);
+  }
+
+  @Override
+  public String toString() {
+    return super.toString()
+        + "{choiceCount="
+        + choiceCount
+        + ", latency="
+        + latency
+        + ", loads="
+        + (loads.length <= 16 ? Arrays.toString(loads) : loads.length + " loads")
+        + "}";
+  }
+}

@@ -1,0 +1,105 @@
+package io.steelyard.balancer.internal;
+
+import static java.util.Objects.requireNonNull;
+
+import com.google.common.annotations.VisibleForTesting;
+import com.google.common.base.Ticker;
+import com.google.common.collect.ImmutableMap;
+import io.grpc.EquivalentAddressGroup;
+import io.grpc.LoadBalancer.SubchannelPicker;
+import java.util.Map;
+import java.util.Random;
+import javax.annotation.Nullable;
+
+/**
+ * {@code weighted_least_request}'s picker factory, and the owner of its per-endpoint load: one
+ * {@link EndpointLoad} per READY endpoint, keyed by the balancer's child key, handed from picker
+ * to picker so that a picker swap (a weight change, another endpoint going READY) keeps every
+ * count and average. An endpoint that leaves the READY set loses its load; if it comes back it
+ * starts fresh (calls still in flight on the old one finish against the old object, harmlessly).
+ *
+ * <p>One per balancer. Threading: {@link #newPicker} and {@link #load} run in the balancer's
+ * SynchronizationContext; the loads themselves are thread-safe.
+ *
+ * <pre>{@code
+ * // balancer-orca: the same policy with per-call ORCA reports folded into each endpoint's load
+ * LeastRequestPickerFactory pickers = new LeastRequestPickerFactory(orcaDecorator);
+ * LoadBalancer lb = WeightedPolicy.newBareLoadBalancer(helper, "weighted_least_request_orca", pickers);
+ * }</pre>
+ */
+public final class LeastRequestPickerFactory implements PickerFactory {
+
+  private final Ticker ticker;
+  @Nullable private final Random random;
+  private final TracerDecorator decorator;
+
+  /** The current READY endpoints' loads; replaced (not mutated) on each picker. */
+  private volatile Map<Object, EndpointLoad> loads = ImmutableMap.of();
+
+  /** The production factory: system ticker, {@link java.util.concurrent.ThreadLocalRandom}. */
+  public LeastRequestPickerFactory() {
+    this(TracerDecorator.NONE);
+  }
+
+  /** As {@link #LeastRequestPickerFactory()}, with {@code decorator} on every endpoint's tracer. */
+  public LeastRequestPickerFactory(TracerDecorator decorator) {
+    this(Ticker.systemTicker(), null, decorator);
+  }
+
+  /** Fake time and a fixed random, for exact tests. */
+  @VisibleForTesting
+  LeastRequestPickerFactory(Ticker ticker, @Nullable Random random, TracerDecorator decorator) {
+    this.ticker = requireNonNull(ticker, "ticker");
+    this.random = random;
+    this.decorator = requireNonNull(decorator, "decorator");
+  }
+
+  /** Without keys (benchmarks): each child picker is its own key, the config the default. */
+  @Override
+  public SubchannelPicker newPicker(SubchannelPicker[] childPickers, int[] weights) {
+    return newPicker(childPickers, childPickers, weights, WeightedPolicyConfig.DEFAULT);
+  }
+
+  @Override
+  public SubchannelPicker newPicker(
+      Object[] endpointKeys,
+      SubchannelPicker[] childPickers,
+      int[] weights,
+      WeightedPolicyConfig config) {
+    Map<Object, EndpointLoad> previous = loads;
+    ImmutableMap.Builder<Object, EndpointLoad> next =
+        ImmutableMap.builderWithExpectedSize(endpointKeys.length);
+    EndpointLoad[] pickerLoads = new EndpointLoad[endpointKeys.length];
+    for (int i = 0; i < endpointKeys.length; i++) {
+      EndpointLoad load = previous.get(endpointKeys[i]);
+      if (load == null) {
+        load = new EndpointLoad(ticker, config, decorator);
+      } else {
+        load.configure(config);
+      }
+      pickerLoads[i] = load;
+      next.put(endpointKeys[i], load);
+    }
+    loads = next.buildOrThrow();
+    return new LeastRequestPicker(
+        childPickers, weights, pickerLoads, config.choiceCount(), config.latency(), random);
+  }
+
+  /**
+   * The load of the READY endpoint with child key {@code endpointKey}, or null when it is not
+   * READY: where an out-of-band load report for that endpoint goes.
+   */
+  @Nullable
+  EndpointLoad load(Object endpointKey) {
+    return loads.get(endpointKey);
+  }
+
+  /**
+   * The load of the READY endpoint whose addresses are {@code eag}'s (attributes ignored), or
+   * null when there is none: where an out-of-band report from a subchannel of {@code eag} goes.
+   */
+  @Nullable
+  public EndpointLoad load(EquivalentAddressGroup eag) {
+    return loads.get(WeightedLoadBalancer.endpointKey(eag));
+  }
+}

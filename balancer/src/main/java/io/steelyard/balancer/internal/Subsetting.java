@@ -1,0 +1,45 @@
+package io.steelyard.balancer.internal;
+
+import io.grpc.EquivalentAddressGroup;
+import io.grpc.LoadBalancer.ResolvedAddresses;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
+import javax.annotation.Nullable;
+
+/**
+ * Where a policy's endpoint list meets {@link RendezvousSubset}: of the children the balancer
+ * would make, keep this client's subset. An endpoint is named by its first address ({@code
+ * host:port}, the same text on every client), so every client ranks the same names.
+ */
+final class Subsetting {
+
+  private Subsetting() {}
+
+  /** {@code children} restricted to the subset {@code config} asks for; all of them if none. */
+  static Map<Object, ResolvedAddresses> keep(Map<Object, ResolvedAddresses> children, @Nullable Object config) {
+    RendezvousSubset subset = config instanceof WeightedPolicyConfig c ? c.subset() : null;
+    if (subset == null || children.size() <= subset.size()) {
+      return children;
+    }
+    Set<Object> kept = subset.choose(children.keySet(), k -> name(children.get(k).getAddresses().get(0)));
+    Map<Object, ResolvedAddresses> out = new LinkedHashMap<>(kept.size() * 2);
+    for (Map.Entry<Object, ResolvedAddresses> e : children.entrySet()) {
+      if (kept.contains(e.getKey())) {
+        out.put(e.getKey(), e.getValue());
+      }
+    }
+    return out;
+  }
+
+  /** {@code 10.0.0.1:50051} for an IP socket address, else the address's own text. */
+  static String name(EquivalentAddressGroup eag) {
+    SocketAddress a = eag.getAddresses().get(0);
+    if (a instanceof InetSocketAddress inet && inet.getAddress() != null) {
+      return inet.getAddress().getHostAddress() + ":" + inet.getPort();
+    }
+    return a.toString();
+  }
+}
