@@ -6,6 +6,7 @@ import io.grpc.EquivalentAddressGroup;
 import io.grpc.LoadBalancer;
 import io.grpc.LoadBalancerProvider;
 import io.grpc.NameResolver;
+import io.grpc.SynchronizationContext;
 import io.grpc.util.ForwardingLoadBalancerHelper;
 import io.steelyard.balancer.EndpointWeights;
 import io.steelyard.testkit.grpc.FakeHelper;
@@ -50,11 +51,15 @@ final class BenchHelper {
   }
 
   /** Name-resolver arguments carrying {@code key = value}, as a channel builder would make them. */
-  <T> NameResolver.Args argsWith(NameResolver.Args.Key<T> key, T value) {
+  static <T> NameResolver.Args argsWith(NameResolver.Args.Key<T> key, T value) {
     return NameResolver.Args.newBuilder()
         .setDefaultPort(443)
         .setProxyDetector(address -> null)
-        .setSynchronizationContext(helper.syncContext())
+        .setSynchronizationContext(
+            new SynchronizationContext(
+                (t, e) -> {
+                  throw new IllegalStateException(e);
+                }))
         .setServiceConfigParser(
             new NameResolver.ServiceConfigParser() {
               @Override

@@ -64,6 +64,7 @@ import picocli.CommandLine;
       RegisterCommand.class,
       DeregisterCommand.class,
       WatchCommand.class,
+      TopCommand.class,
     })
 public final class SteelyardCli implements Callable<Integer> {
 

@@ -219,6 +219,8 @@ final class EtcdNameResolver extends NameResolver {
     if (!accepted.isOk()) {
       // The watch pushes the next change by itself; nothing to retry here.
       logger.debug("Channel for {} did not accept {} addresses: {}", description, eags.size(), accepted);
+    } else if (subscription instanceof WatchRegistry.Subscription s) {
+      s.watcher().propagated(snapshot); // the balancer holds it now (onResult2 ran it)
     }
   }
 

@@ -79,7 +79,7 @@ final class PrefixWatcher {
   private final WatchStats stats;
   private final AtomicLong malformed = new AtomicLong();
   private final AtomicLong compactionRelists = new AtomicLong();
-  private final AtomicLong staleEventsSkipped = new AtomicLong();
+  private final WatcherCounters counters = new WatcherCounters();
   final CopyOnWriteArrayList<WatchListener> listeners = new CopyOnWriteArrayList<>();
 
   // Touched only from the scheduler.
@@ -98,6 +98,8 @@ final class PrefixWatcher {
   private long listStartNanos;
   @Nullable private Snapshot published;
   @Nullable private Throwable lastError;
+  // when the oldest change not yet published arrived; Snapshot.NO_CHANGE when none
+  private long changeReceivedNanos = Snapshot.NO_CHANGE;
   private boolean closed;
   private volatile long staleSinceMillis; // 0 = fresh
   private volatile long memberId; // etcd member that answered last, for tests and debugging
@@ -143,11 +145,33 @@ final class PrefixWatcher {
 
   /** Watch events at or below the applied revision, skipped (only a gRPC proxy sends them). Any thread. */
   long staleEventsSkipped() {
-    return staleEventsSkipped.get();
+    return counters.staleEventsSkipped();
   }
 
   long malformedCount() {
     return malformed.get();
+  }
+
+  /** This watcher's counters for metrics. Any thread. */
+  WatcherCounters counters() {
+    return counters;
+  }
+
+  /** Seconds since etcd was lost, by this watcher's clock; 0 when fresh. Any thread. */
+  double staleSeconds() {
+    long since = staleSinceMillis;
+    return since == 0 ? 0 : Math.max(0, scheduler.currentTimeMillis() - since) / 1000.0;
+  }
+
+  /**
+   * A channel's balancer now holds {@code snapshot}: records the delay since its change arrived
+   * from etcd, if it carries one. Any thread.
+   */
+  void propagated(Snapshot snapshot) {
+    long received = snapshot.changeReceivedNanos();
+    if (received != Snapshot.NO_CHANGE) {
+      counters.propagated(Math.max(0, scheduler.nanoTime() - received));
+    }
   }
 
   /** Milliseconds since epoch when etcd was lost, 0 when fresh. Any thread. */
@@ -173,7 +197,8 @@ final class PrefixWatcher {
             return;
           }
           if (published != null) {
-            deliver(listener, published);
+            // Not news to a newcomer: no propagation delay to measure.
+            deliver(listener, published.withChangeReceivedNanos(Snapshot.NO_CHANGE));
           } else if (lastError != null) {
             deliverError(listener, lastError);
           }
@@ -206,6 +231,12 @@ final class PrefixWatcher {
 
   // ---------------------------------------------------------------- listing
 
+  /** Lists again after the first listing, counting why. */
+  private void relist(RelistCause cause) {
+    counters.relisted(cause);
+    list();
+  }
+
   private void list() {
     if (closed) {
       return;
@@ -230,7 +261,7 @@ final class PrefixWatcher {
       return;
     }
     if (err != null) {
-      failed("list", err, this::list);
+      failed("list", err, () -> relist(RelistCause.LIST_FAILED));
       return;
     }
     long fetchedNanos = scheduler.nanoTime();
@@ -264,7 +295,7 @@ final class PrefixWatcher {
         scheduler.schedule(
             () -> {
               if (!closed && retry == null) {
-                list();
+                relist(RelistCause.PERIODIC);
               }
             },
             config.relistIntervalNanos(),
@@ -295,7 +326,8 @@ final class PrefixWatcher {
       opened = reader.watch(prefix, revision + 1, new EtcdReader.WatchCallbacks() {
         @Override
         public void onBatch(WatchBatch batch) {
-          scheduler.execute(() -> onWatchBatch(gen, batch));
+          long receivedNanos = scheduler.nanoTime(); // before the hop: queueing counts too
+          scheduler.execute(() -> onWatchBatch(gen, batch, receivedNanos));
         }
 
         @Override
@@ -326,14 +358,14 @@ final class PrefixWatcher {
     stats.openEtcdWatches.incrementAndGet();
   }
 
-  private void onWatchBatch(int gen, WatchBatch batch) {
+  private void onWatchBatch(int gen, WatchBatch batch, long receivedNanos) {
     if (closed || gen != generation) {
       return;
     }
     if (batch.created() && wentBackInTime(batch)) {
       generation++;
       closeWatch();
-      list();
+      relist(RelistCause.RESTORED);
       return;
     }
     raftTerm = Math.max(raftTerm, batch.raftTerm());
@@ -353,7 +385,7 @@ final class PrefixWatcher {
         // Already in our view. etcd never sends these, but its gRPC proxy may: a watch it
         // coalesces into a shared one can start from an older revision (etcd's grpc_proxy docs,
         // "Limitations"); applying such an event would move a key back in time.
-        staleEventsSkipped.incrementAndGet();
+        counters.staleEventSkipped();
         continue;
       }
       changed |= event.delete() ? table.remove(kv.key()) : table.put(kv.key(), kv.value(), kv.modRevision());
@@ -364,6 +396,9 @@ final class PrefixWatcher {
     }
     failures = 0;
     if (changed) {
+      if (changeReceivedNanos == Snapshot.NO_CHANGE) {
+        changeReceivedNanos = receivedNanos;
+      }
       coalescer.changed(); // all events of this response are applied: one publish at most
     }
   }
@@ -379,7 +414,7 @@ final class PrefixWatcher {
     logger.info(
         "Watch of service {} at {} fell behind compaction (compacted revision {}, ours {});"
             + " re-listing", service, endpoints, compactedRevision, revision);
-    list();
+    relist(RelistCause.COMPACTION);
   }
 
   /**
@@ -419,7 +454,7 @@ final class PrefixWatcher {
     // fail the watch at all; wentBackInTime catches that.)
     failed("watch", err, () -> {
       if (failures >= RELIST_AFTER_WATCH_FAILURES) {
-        list();
+        relist(RelistCause.WATCH_FAILURES);
       } else {
         watch();
       }
@@ -433,7 +468,8 @@ final class PrefixWatcher {
     // The watch ended for good without an error we saw: re-list to be sure of the state.
     generation++;
     closeWatch();
-    failed("watch", new IllegalStateException("watch closed by etcd client"), this::list);
+    failed("watch", new IllegalStateException("watch closed by etcd client"),
+        () -> relist(RelistCause.WATCH_CLOSED));
   }
 
   // ---------------------------------------------------------------- failure and staleness
@@ -544,7 +580,10 @@ final class PrefixWatcher {
       return;
     }
     long stale = staleSinceMillis;
-    Snapshot snapshot = table.snapshot(revision, stale == 0 ? null : Instant.ofEpochMilli(stale));
+    Snapshot snapshot = table.snapshot(revision, stale == 0 ? null : Instant.ofEpochMilli(stale))
+        .withChangeReceivedNanos(changeReceivedNanos);
+    changeReceivedNanos = Snapshot.NO_CHANGE;
+    counters.instances(snapshot.instances().size());
     boolean news = !snapshot.sameView(published);
     published = snapshot; // newcomers get the latest revision either way
     if (!news) {

@@ -50,6 +50,10 @@ public final class Snapshot {
   private final ImmutableList<MalformedKey> malformed;
   private final long revision;
   @Nullable private final Instant staleSince;
+  private final long changeReceivedNanos;
+
+  /** {@link #changeReceivedNanos()} of a view that carries no new event. */
+  static final long NO_CHANGE = Long.MIN_VALUE;
 
   Snapshot(String service, List<ServiceInstance> instances, long revision, @Nullable Instant staleSince) {
     this(service, instances, List.of(), revision, staleSince);
@@ -61,11 +65,37 @@ public final class Snapshot {
       List<MalformedKey> malformed,
       long revision,
       @Nullable Instant staleSince) {
+    this(service, instances, malformed, revision, staleSince, NO_CHANGE);
+  }
+
+  private Snapshot(
+      String service,
+      List<ServiceInstance> instances,
+      List<MalformedKey> malformed,
+      long revision,
+      @Nullable Instant staleSince,
+      long changeReceivedNanos) {
     this.service = requireNonNull(service, "service");
     this.instances = ImmutableList.copyOf(instances);
     this.malformed = ImmutableList.copyOf(malformed);
     this.revision = revision;
     this.staleSince = staleSince;
+    this.changeReceivedNanos = changeReceivedNanos;
+  }
+
+  /**
+   * This view, marked with when (on the watcher's clock) the oldest watch response it is the
+   * first to include arrived; {@link #NO_CHANGE} for a view that carries no new event (a listing,
+   * a staleness change). For the propagation-delay meter only: not part of {@link #equals}.
+   */
+  Snapshot withChangeReceivedNanos(long nanos) {
+    return nanos == changeReceivedNanos
+        ? this
+        : new Snapshot(service, instances, malformed, revision, staleSince, nanos);
+  }
+
+  long changeReceivedNanos() {
+    return changeReceivedNanos;
   }
 
   /** The service name. */

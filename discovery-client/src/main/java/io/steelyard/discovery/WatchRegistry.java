@@ -87,6 +87,9 @@ final class WatchRegistry {
   @GuardedBy("this")
   private final Map<WatchKey, WatcherRef> watchers = new HashMap<>();
 
+  @GuardedBy("this")
+  private final List<WatcherObserver> observers = new ArrayList<>();
+
   /**
    * @param scheduler where every watcher of this registry runs, and its clock
    * @param closer runs client closes, which may block briefly
@@ -102,6 +105,34 @@ final class WatchRegistry {
     this.random = random;
     this.closer = closer;
     this.connector = connector;
+  }
+
+  /**
+   * Told when a shared watcher starts and stops: the hook of {@link DiscoveryMetrics}. Called
+   * with this registry's lock held, in order, so it must be quick and must not call back into
+   * the registry.
+   */
+  interface WatcherObserver {
+    void started(PrefixWatcher watcher);
+
+    void stopped(PrefixWatcher watcher);
+  }
+
+  /**
+   * Adds {@code observer}, first telling it about every watcher alive now; closing the handle
+   * removes it (without telling it about the watchers still alive).
+   */
+  AutoCloseable observe(WatcherObserver observer) {
+    requireNonNull(observer, "observer");
+    synchronized (this) {
+      observers.add(observer);
+      watchers.values().forEach(r -> observer.started(r.watcher));
+    }
+    return () -> {
+      synchronized (this) {
+        observers.remove(observer);
+      }
+    };
   }
 
   /** A listener's hold on a shared watcher; closing it releases the watcher and its client. */
@@ -149,6 +180,9 @@ final class WatchRegistry {
         watchers.put(key, ref);
         stats.activeWatches.incrementAndGet();
         created = true;
+        for (WatcherObserver o : observers) {
+          o.started(ref.watcher);
+        }
       }
       ref.users++;
       watcher = ref.watcher;
@@ -186,6 +220,9 @@ final class WatchRegistry {
       watchers.remove(key);
       stats.activeWatches.decrementAndGet();
       toStop = ref.watcher;
+      for (WatcherObserver o : observers) {
+        o.stopped(toStop);
+      }
       ClientRef c = clients.get(key.connection());
       if (c != null && --c.users == 0) {
         clients.remove(key.connection());

@@ -8,6 +8,8 @@ import com.google.common.collect.ImmutableMap;
 import io.grpc.LoadBalancerRegistry;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
+import io.grpc.stub.StreamObserver;
+import io.steelyard.balancer.BalancerMetrics;
 import io.steelyard.examples.proto.GreeterGrpc;
 import io.steelyard.examples.proto.HelloReply;
 import io.steelyard.examples.proto.HelloRequest;
@@ -18,7 +20,9 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
 import java.util.stream.Collectors;
+import javax.annotation.Nullable;
 
 /**
  * A greeter channel through steelyard: an {@code etcd://} target, a weighted policy, optional
@@ -39,9 +43,16 @@ public final class GreeterClient implements AutoCloseable {
   public static final String DEFAULT_POLICY = "weighted_random";
   /** Default per-call deadline, in milliseconds: {@value}. */
   public static final long DEFAULT_DEADLINE_MILLIS = 5_000;
+  /**
+   * Default health service asked about: {@code ""}, the server's overall status, which every
+   * standard health server answers (grpc-go's, grpc-java's HealthStatusManager); a named service
+   * is answered SERVICE_UNKNOWN by a server that does not register it (docs/key-layout.md).
+   */
+  public static final String DEFAULT_HEALTH_SERVICE = "";
 
   private final ManagedChannel channel;
   private final GreeterGrpc.GreeterBlockingStub stub;
+  private final GreeterGrpc.GreeterStub asyncStub;
   private final Duration deadline;
 
   private GreeterClient(Builder b) {
@@ -50,12 +61,17 @@ public final class GreeterClient implements AutoCloseable {
             .usePlaintext()
             // Our config, not one from the resolver: this example is the reference usage.
             .disableServiceConfigLookUp()
-            .defaultServiceConfig(serviceConfig(b.policy, b.retry, b.healthCheck));
+            .defaultServiceConfig(
+                serviceConfig(b.policy, b.retry, b.healthCheck ? b.healthService : null));
+    if (b.metrics != null) {
+      b.metrics.configure(mcb); // balancer weights/readiness and calls per backend
+    }
     // Retries stay enabled either way: without a retry policy grpc-java still retries
     // transparently a call that never left the client (e.g. refused after a GOAWAY).
     mcb.enableRetry();
     this.channel = mcb.build();
     this.stub = GreeterGrpc.newBlockingStub(channel);
+    this.asyncStub = GreeterGrpc.newStub(channel);
     this.deadline = b.deadline;
   }
 
@@ -90,9 +106,18 @@ public final class GreeterClient implements AutoCloseable {
    * The service config this client uses: the balancing policy; with {@code retry}, up to 5
    * attempts of a call that fails UNAVAILABLE (the status of a call caught on a server that
    * died or of a connection that broke); with {@code healthCheck}, {@code grpc.health.v1} on
-   * every backend, so a NOT_SERVING server gets no new calls.
+   * every backend for the overall status {@code ""}, so a NOT_SERVING server gets no new calls.
    */
   public static Map<String, ?> serviceConfig(String policy, boolean retry, boolean healthCheck) {
+    return serviceConfig(policy, retry, healthCheck ? DEFAULT_HEALTH_SERVICE : null);
+  }
+
+  /**
+   * As {@link #serviceConfig(String, boolean, boolean)}, checking health service {@code
+   * healthService} ({@code ""}: the overall status), or not at all when null.
+   */
+  public static Map<String, ?> serviceConfig(
+      String policy, boolean retry, @Nullable String healthService) {
     ImmutableMap.Builder<String, Object> config = ImmutableMap.builder();
     config.put("loadBalancingConfig", ImmutableList.of(ImmutableMap.of(policy, ImmutableMap.of())));
     if (retry) {
@@ -110,8 +135,8 @@ public final class GreeterClient implements AutoCloseable {
                       "backoffMultiplier", 2.0,
                       "retryableStatusCodes", ImmutableList.of("UNAVAILABLE")))));
     }
-    if (healthCheck) {
-      config.put("healthCheckConfig", ImmutableMap.of("serviceName", GreeterGrpc.SERVICE_NAME));
+    if (healthService != null) {
+      config.put("healthCheckConfig", ImmutableMap.of("serviceName", healthService));
     }
     return config.build();
   }
@@ -126,6 +151,29 @@ public final class GreeterClient implements AutoCloseable {
     return stub.withWaitForReady()
         .withDeadlineAfter(deadline.toMillis(), TimeUnit.MILLISECONDS)
         .sayHello(HelloRequest.newBuilder().setName(name).build());
+  }
+
+  /**
+   * One call without blocking, waiting for a ready backend up to the deadline; {@code done} gets
+   * the reply or the error on a gRPC thread.
+   */
+  public void sayHelloAsync(String name, BiConsumer<HelloReply, Throwable> done) {
+    asyncStub.withWaitForReady()
+        .withDeadlineAfter(deadline.toMillis(), TimeUnit.MILLISECONDS)
+        .sayHello(HelloRequest.newBuilder().setName(name).build(), new StreamObserver<HelloReply>() {
+          @Override
+          public void onNext(HelloReply reply) {
+            done.accept(reply, null);
+          }
+
+          @Override
+          public void onError(Throwable t) {
+            done.accept(null, t);
+          }
+
+          @Override
+          public void onCompleted() {}
+        });
   }
 
   public ManagedChannel channel() {
@@ -148,6 +196,8 @@ public final class GreeterClient implements AutoCloseable {
     private String policy = DEFAULT_POLICY;
     private boolean retry = true;
     private boolean healthCheck = true;
+    private String healthService = DEFAULT_HEALTH_SERVICE;
+    @Nullable private BalancerMetrics metrics;
     private Duration deadline = Duration.ofMillis(DEFAULT_DEADLINE_MILLIS);
 
     private Builder(String target) {
@@ -169,6 +219,18 @@ public final class GreeterClient implements AutoCloseable {
     /** Client-side {@code grpc.health.v1} checking; default true. */
     public Builder healthCheck(boolean healthCheck) {
       this.healthCheck = healthCheck;
+      return this;
+    }
+
+    /** The health service asked about; default {@code ""}, the overall status. */
+    public Builder healthService(String healthService) {
+      this.healthService = requireNonNull(healthService, "healthService");
+      return this;
+    }
+
+    /** Meters for the channel's balancer and calls ({@link BalancerMetrics#configure}). */
+    public Builder metrics(BalancerMetrics metrics) {
+      this.metrics = requireNonNull(metrics, "metrics");
       return this;
     }
 

@@ -4,8 +4,13 @@ import io.etcd.jetcd.Client;
 import io.grpc.NameResolverRegistry;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.steelyard.agent.InstanceStore;
 import io.steelyard.agent.RegisteredInstance;
+import io.steelyard.balancer.BalancerMetrics;
+import io.steelyard.balancer.EndpointState;
+import io.steelyard.discovery.DiscoveryMetrics;
 import io.steelyard.discovery.EtcdNameResolverProvider;
 import io.steelyard.registry.DecodedValue;
 import io.steelyard.registry.EtcdConnection;
@@ -21,8 +26,13 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.LockSupport;
+import javax.annotation.Nullable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -99,6 +109,28 @@ final class GreeterClientMain implements Callable<Integer> {
   @Option(names = "--prefix", paramLabel = "PREFIX", description = "key prefix (default: ${DEFAULT-VALUE})")
   String prefix = KeyLayout.DEFAULT_PREFIX;
 
+  @Option(names = "--health-service", paramLabel = "NAME",
+      description = "grpc.health.v1 service asked about on each backend; '' (the default) is the"
+          + " server's overall status, which every standard health server answers")
+  String healthService = GreeterClient.DEFAULT_HEALTH_SERVICE;
+
+  @Option(names = "--rate", paramLabel = "R",
+      description = "open loop: start R calls per second, whatever the answers, for --duration"
+          + " (instead of --requests), at most 1000 in flight")
+  Integer rate;
+
+  @Option(names = "--duration", paramLabel = "DURATION", converter = Durations.class,
+      description = "how long the open loop of --rate runs (default: 10s)")
+  Duration duration = Duration.ofSeconds(10);
+
+  @Option(names = "--metrics-port", paramLabel = "P",
+      description = "serve Prometheus metrics (balancer, discovery, calls per backend) at"
+          + " http://127.0.0.1:P/metrics (0 = any free port) and print 'METRICS url=...'")
+  Integer metricsPort;
+
+  /** Calls in flight at most in the open loop: a stalled backend must not exhaust the JVM. */
+  static final int MAX_IN_FLIGHT = 1000;
+
   @Override
   public Integer call() {
     if (!output.equals("table") && !output.equals("json")) {
@@ -109,6 +141,15 @@ final class GreeterClientMain implements Callable<Integer> {
     }
     if (concurrency < 1 || concurrency > 256) {
       return usage("--concurrency: " + concurrency + " (expected: 1..256)");
+    }
+    if (rate != null && (rate < 1 || rate > 100_000)) {
+      return usage("--rate: " + rate + " (expected: 1..100000 calls per second)");
+    }
+    if (duration.isNegative() || duration.isZero()) {
+      return usage("--duration: " + Durations.format(duration) + " (expected: > 0)");
+    }
+    if (metricsPort != null && (metricsPort < 0 || metricsPort > 65535)) {
+      return usage("--metrics-port: " + metricsPort + " (expected: 0..65535)");
     }
     if (!GreeterClient.policyAvailable(policy)) {
       return usage("--policy: '" + policy + "' is not a load-balancing policy on the classpath"
@@ -133,33 +174,33 @@ final class GreeterClientMain implements Callable<Integer> {
                 .priority(EtcdNameResolverProvider.CONFIGURED_PRIORITY)
                 .build());
     String target = "etcd:///" + service;
-    try (Client etcdClient = etcd.connect();
-        GreeterClient client =
-            GreeterClient.forTarget(target).policy(policy).retry(retry).deadline(deadline).build()) {
+    MetricsEndpoint endpoint = null;
+    DiscoveryMetrics discoveryMetrics = new DiscoveryMetrics();
+    try (Client etcdClient = etcd.connect()) {
+      MeterRegistry meters;
+      if (metricsPort != null) {
+        endpoint = MetricsEndpoint.start("127.0.0.1", metricsPort);
+        meters = endpoint.registry();
+        discoveryMetrics.bindTo(meters);
+        System.out.println("METRICS url=" + endpoint.url());
+        System.out.flush();
+      } else {
+        meters = new SimpleMeterRegistry(); // only for the report of why calls failed
+      }
+      BalancerMetrics balancerMetrics = BalancerMetrics.of(meters);
+      try (GreeterClient client =
+          GreeterClient.forTarget(target).policy(policy).retry(retry).deadline(deadline)
+              .healthService(healthService).metrics(balancerMetrics).build()) {
       InstanceStore store = new InstanceStore(etcdClient, layout, Duration.ofSeconds(5));
       warmUp(client, store);
 
       ConcurrentHashMap<String, LongAdder> answered = new ConcurrentHashMap<>();
       ConcurrentHashMap<String, LongAdder> failedBy = new ConcurrentHashMap<>();
-      AtomicInteger remaining = new AtomicInteger(requests);
       long started = System.nanoTime();
-      List<Thread> callers = new ArrayList<>();
-      for (int t = 0; t < concurrency; t++) {
-        Thread caller = new Thread(() -> {
-          while (remaining.getAndDecrement() > 0) {
-            try {
-              String backend = client.sayHello("steelyard").getServerAddress();
-              answered.computeIfAbsent(backend, k -> new LongAdder()).increment();
-            } catch (StatusRuntimeException e) {
-              failedBy.computeIfAbsent(e.getStatus().getCode().name(), k -> new LongAdder()).increment();
-            }
-          }
-        }, "caller-" + t);
-        callers.add(caller);
-        caller.start();
-      }
-      for (Thread caller : callers) {
-        caller.join();
+      if (rate != null) {
+        openLoop(client, answered, failedBy);
+      } else {
+        closedLoop(client, answered, failedBy);
       }
       Map<String, Long> calls = new TreeMap<>();
       answered.forEach((k, v) -> calls.put(k, v.sum()));
@@ -177,9 +218,13 @@ final class GreeterClientMain implements Callable<Integer> {
       }
       System.out.print(output.equals("json") ? report.json(problems) : report.table(problems));
       System.out.flush();
-      if (report.succeeded() == 0) {
-        System.err.println("greeter-client: no call succeeded: " + failures);
-        return 1;
+      if (report.failed() > 0) {
+        String why = whyNotReady(balancerMetrics.backends(service));
+        if (report.succeeded() == 0) {
+          System.err.println("greeter-client: no call succeeded: " + failures + "; " + why);
+          return 1;
+        }
+        System.err.println("greeter-client: " + report.failed() + " calls failed " + failures + "; " + why);
       }
       if (!problems.isEmpty()) {
         for (String p : problems) {
@@ -188,6 +233,7 @@ final class GreeterClientMain implements Callable<Integer> {
         return 3;
       }
       return 0;
+      }
     } catch (RuntimeException e) {
       System.err.println("greeter-client: " + e.getMessage());
       return 1;
@@ -195,7 +241,97 @@ final class GreeterClientMain implements Callable<Integer> {
       Thread.currentThread().interrupt();
       System.err.println("greeter-client: interrupted");
       return 1;
+    } finally {
+      discoveryMetrics.close();
+      if (endpoint != null) {
+        endpoint.close();
+      }
     }
+  }
+
+  /** {@code --requests N}: {@code --concurrency} callers, each one call at a time. */
+  private void closedLoop(GreeterClient client, ConcurrentHashMap<String, LongAdder> answered,
+      ConcurrentHashMap<String, LongAdder> failedBy) throws InterruptedException {
+    AtomicInteger remaining = new AtomicInteger(requests);
+    List<Thread> callers = new ArrayList<>();
+    for (int t = 0; t < concurrency; t++) {
+      Thread caller = new Thread(() -> {
+        while (remaining.getAndDecrement() > 0) {
+          try {
+            count(answered, client.sayHello("steelyard").getServerAddress());
+          } catch (StatusRuntimeException e) {
+            count(failedBy, e.getStatus().getCode().name());
+          }
+        }
+      }, "caller-" + t);
+      callers.add(caller);
+      caller.start();
+    }
+    for (Thread caller : callers) {
+      caller.join();
+    }
+  }
+
+  /**
+   * {@code --rate R --duration D}: starts a call every 1/R s whatever the answers (so that a
+   * slow backend shows as latency, not as a lower rate), at most {@value #MAX_IN_FLIGHT} in
+   * flight, then waits for the last answers.
+   */
+  private void openLoop(GreeterClient client, ConcurrentHashMap<String, LongAdder> answered,
+      ConcurrentHashMap<String, LongAdder> failedBy) throws InterruptedException {
+    long total = Math.max(1, rate * duration.toNanos() / 1_000_000_000L);
+    long periodNanos = 1_000_000_000L / rate;
+    Semaphore inFlight = new Semaphore(MAX_IN_FLIGHT);
+    CountDownLatch done = new CountDownLatch((int) Math.min(total, Integer.MAX_VALUE));
+    long next = System.nanoTime();
+    for (long i = 0; i < total; i++) {
+      long wait = next - System.nanoTime();
+      if (wait > 0) {
+        LockSupport.parkNanos(wait);
+      }
+      next += periodNanos;
+      inFlight.acquire();
+      client.sayHelloAsync("steelyard", (reply, error) -> {
+        if (error == null) {
+          count(answered, reply.getServerAddress());
+        } else {
+          count(failedBy, Status.fromThrowable(error).getCode().name());
+        }
+        inFlight.release();
+        done.countDown();
+      });
+    }
+    done.await(deadline.toMillis() + 10_000, TimeUnit.MILLISECONDS);
+  }
+
+  private static void count(ConcurrentHashMap<String, LongAdder> counts, String key) {
+    counts.computeIfAbsent(key, k -> new LongAdder()).increment();
+  }
+
+  /**
+   * Why calls failed, as the balancer sees the backends: none known, or each one's state and
+   * the reason it is not READY (a health check's answer for the service asked, a refused
+   * connection, ...).
+   */
+  static String whyNotReady(List<EndpointState> backends) {
+    if (backends.isEmpty()) {
+      return "no backend known to the balancer (none registered in etcd, or none resolved yet)";
+    }
+    long ready = backends.stream().filter(EndpointState::ready).count();
+    StringBuilder sb = new StringBuilder()
+        .append(backends.size()).append(backends.size() == 1 ? " backend" : " backends")
+        .append(" known, ").append(ready).append(" READY: ");
+    String sep = "";
+    boolean health = false;
+    for (EndpointState e : backends) {
+      sb.append(sep).append(e.describe());
+      health |= e.reason().startsWith("health_");
+      sep = ", ";
+    }
+    if (health) {
+      sb.append(" (--health-service NAME chooses the service asked; '' is the overall status)");
+    }
+    return sb.toString();
   }
 
   /** Calls until every backend with a positive weight in etcd has answered once (bounded). */

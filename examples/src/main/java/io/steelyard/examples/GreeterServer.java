@@ -11,6 +11,7 @@ import io.grpc.ServerTransportFilter;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
+import io.steelyard.agent.AgentMetrics;
 import io.steelyard.agent.RegisteredServer;
 import io.steelyard.agent.ServiceRegistration;
 import io.steelyard.examples.proto.GreeterGrpc;
@@ -20,6 +21,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -69,6 +71,7 @@ public final class GreeterServer implements AutoCloseable {
   private final Object lock = new Object();
   @Nullable private Server server; // guarded by lock
   @Nullable private RegisteredServer registered; // guarded by lock; null with register(false)
+  @Nullable private MetricsEndpoint metrics; // guarded by lock; null without metricsPort
   @Nullable private volatile String address;
   private boolean closing; // guarded by lock
 
@@ -93,14 +96,18 @@ public final class GreeterServer implements AutoCloseable {
       checkState(server == null && !closing, "start: already started or closed");
       Server s;
       try {
-        s =
+        NettyServerBuilder nsb =
             NettyServerBuilder.forAddress(new InetSocketAddress(config.host, config.port))
                 .addService(greeter)
                 .addService(health.getHealthService())
-                .addTransportFilter(new CountingFilter(connections))
-                .build()
-                .start();
+                .addTransportFilter(new CountingFilter(connections));
+        if (config.metricsPort >= 0) {
+          metrics = MetricsEndpoint.start(config.host, config.metricsPort);
+          nsb.addStreamTracerFactory(AgentMetrics.of(metrics.registry()).serverCalls(config.service));
+        }
+        s = nsb.build().start();
       } catch (IOException e) {
+        closeMetrics();
         throw new UncheckedIOException(
             "cannot listen on " + HostAndPort.fromParts(config.host, config.port), e);
       }
@@ -131,7 +138,12 @@ public final class GreeterServer implements AutoCloseable {
         ServiceRegistration.builder(config.connection, config.service, self)
             .weight(config.weight)
             .ttl(config.ttl)
+            // Advertised for `steelyard top` (JSON values carry metadata; docs/metrics.md).
+            .metadata(metrics == null ? Map.of() : Map.of("metrics", metrics.url()))
             .build();
+    if (metrics != null) {
+      AgentMetrics.of(metrics.registry()).bind(registration);
+    }
     RegisteredServer rs =
         RegisteredServer.builder(s, registration)
             .health(health)
@@ -180,6 +192,25 @@ public final class GreeterServer implements AutoCloseable {
 
   public String service() {
     return config.service;
+  }
+
+  /** {@code http://HOST:PORT/metrics} while serving metrics (built with {@code metricsPort}), else null. */
+  @Nullable
+  public String metricsUrl() {
+    synchronized (lock) {
+      return metrics == null ? null : metrics.url();
+    }
+  }
+
+  private void closeMetrics() {
+    MetricsEndpoint m;
+    synchronized (lock) {
+      m = metrics;
+      metrics = null;
+    }
+    if (m != null) {
+      m.close();
+    }
   }
 
   /** The weight registered (the configured one until {@link #setWeight} changes it). */
@@ -267,6 +298,7 @@ public final class GreeterServer implements AutoCloseable {
         s.shutdownNow();
       }
     }
+    closeMetrics();
     log.info("greeter {} stopped", address);
   }
 
@@ -286,6 +318,7 @@ public final class GreeterServer implements AutoCloseable {
     if (s != null) {
       s.shutdownNow();
     }
+    closeMetrics();
   }
 
   /** Counts transports that completed their handshake: one per client connection. */
@@ -315,8 +348,20 @@ public final class GreeterServer implements AutoCloseable {
     Duration drainDelay = Duration.ofMillis(DEFAULT_DRAIN_DELAY_MILLIS);
     Duration grace = Duration.ofMillis(DEFAULT_GRACE_MILLIS);
     Duration registerTimeout = Duration.ofSeconds(30);
+    int metricsPort = -1;
 
     Builder() {}
+
+    /**
+     * Serve the meters of the agent and of the calls answered at {@code
+     * http://HOST:PORT/metrics} (0: any free port), and advertise that URL in the registration's
+     * metadata (key {@code metrics}); default: no metrics.
+     */
+    public Builder metricsPort(int port) {
+      checkArgument(port >= 0 && port <= 65535, "metricsPort: %s (expected: 0..65535)", port);
+      this.metricsPort = port;
+      return this;
+    }
 
     /** etcd endpoints, comma-separated URLs, without auth or TLS; default {@code STEELYARD_ETCD_ENDPOINTS}. */
     public Builder endpoints(String endpoints) {

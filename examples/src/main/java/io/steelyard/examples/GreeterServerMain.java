@@ -61,6 +61,11 @@ final class GreeterServerMain implements Callable<Integer> {
       description = "wait for calls in flight before cancelling them (default: 5s)")
   Duration grace = Duration.ofMillis(GreeterServer.DEFAULT_GRACE_MILLIS);
 
+  @Option(names = "--metrics-port", paramLabel = "P",
+      description = "serve Prometheus metrics at http://HOST:P/metrics (0 = any free port), print"
+          + " 'METRICS url=...' and advertise the URL in the registration (default: no metrics)")
+  Integer metricsPort;
+
   @Override
   public Integer call() throws InterruptedException {
     GreeterServer.Builder b;
@@ -76,6 +81,9 @@ final class GreeterServerMain implements Callable<Integer> {
               .ttl(ttl)
               .drainDelay(drainDelay)
               .grace(grace);
+      if (metricsPort != null) {
+        b.metricsPort(metricsPort);
+      }
     } catch (IllegalArgumentException e) {
       System.err.println("greeter-server: " + e.getMessage());
       return 2;
@@ -89,6 +97,9 @@ final class GreeterServerMain implements Callable<Integer> {
     }
     Thread hook = new Thread(server::close, "greeter-shutdown");
     Runtime.getRuntime().addShutdownHook(hook);
+    if (server.metricsUrl() != null) {
+      System.out.printf("METRICS url=%s%n", server.metricsUrl());
+    }
     System.out.printf("READY address=%s service=%s weight=%d%n", server.address(), service, weight);
     System.out.flush();
     server.awaitTermination();

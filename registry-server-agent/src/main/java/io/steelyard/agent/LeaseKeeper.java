@@ -52,7 +52,7 @@ final class LeaseKeeper {
     void onSilent(KeptAlive kept);
 
     /** The lease is lost; once, and nothing after it. */
-    void onLost(KeptAlive kept, String reason, @Nullable Throwable cause);
+    void onLost(KeptAlive kept, RecoveryCause why, String reason, @Nullable Throwable cause);
 
     /** The stream broke with an error jetcd retries itself (not NOT_FOUND). */
     void onBroken(KeptAlive kept, Throwable error);
@@ -140,7 +140,9 @@ final class LeaseKeeper {
               @Override
               public void onNext(LeaseKeepAliveResponse r) {
                 if (r.getTTL() <= 0) {
-                  serial.execute(() -> kept.lost("keepalive answered TTL " + r.getTTL(), null));
+                  serial.execute(
+                      () -> kept.lost(
+                          RecoveryCause.LEASE_EXPIRED, "keepalive answered TTL " + r.getTTL(), null));
                 } else {
                   kept.lastAnswerNanos = ticker.read(); // no hop: one volatile write per answer
                 }
@@ -154,7 +156,9 @@ final class LeaseKeeper {
               @Override
               public void onCompleted() {
                 // jetcd ends a keepalive this way when no answer came within the TTL.
-                serial.execute(() -> kept.lost("no keepalive answer within the TTL", null));
+                serial.execute(
+                    () -> kept.lost(
+                        RecoveryCause.KEEPALIVE_TIMEOUT, "no keepalive answer within the TTL", null));
               }
             });
   }
@@ -252,7 +256,11 @@ final class LeaseKeeper {
       long last = lastAnswerNanos;
       long lossAt = last + TimeUnit.SECONDS.toNanos(ttlSeconds);
       if (now - lossAt >= 0) {
-        lost("no keepalive answer for the whole TTL (" + ttlSeconds + "s)", null);
+        // Silence that no move to a fresh connection cured ends here.
+        lost(
+            RecoveryCause.KEEPALIVE_TIMEOUT,
+            "no keepalive answer for the whole TTL (" + ttlSeconds + "s)",
+            null);
         return;
       }
       // Silence counts from the last answer, or from this stream's start when it replaces one.
@@ -279,7 +287,7 @@ final class LeaseKeeper {
         return;
       }
       if (EtcdErrors.isLeaseNotFound(t)) {
-        lost("etcd no longer knows the lease", null);
+        lost(RecoveryCause.LEASE_EXPIRED, "etcd no longer knows the lease", null);
         return;
       }
       // jetcd reports a broken keepalive stream to every observer but keeps the lease and reopens
@@ -290,12 +298,12 @@ final class LeaseKeeper {
       listener.onBroken(this, t);
     }
 
-    private void lost(String reason, @Nullable Throwable cause) {
+    private void lost(RecoveryCause why, String reason, @Nullable Throwable cause) {
       if (done) {
         return;
       }
       close();
-      listener.onLost(this, reason, cause);
+      listener.onLost(this, why, reason, cause);
     }
 
     /** Stops the keepalive and its timer; later callbacks are ignored. Does not revoke. */

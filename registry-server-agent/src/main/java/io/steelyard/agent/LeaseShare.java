@@ -62,7 +62,7 @@ final class LeaseShare {
      * {@code lease} is lost; the user, if its key is on it, registers again. Called on the share's
      * executor: hop, do not block.
      */
-    void onLeaseLost(long lease, String reason, @Nullable Throwable cause);
+    void onLeaseLost(long lease, RecoveryCause why, String reason, @Nullable Throwable cause);
 
     /** Closes the user; for {@link SharedLease#close()}. */
     CompletableFuture<Void> closeAsync();
@@ -95,6 +95,8 @@ final class LeaseShare {
   private boolean closed;
   /** The live lease; 0 when none. Written only on serial. */
   private volatile long lease;
+  /** The last lease lost and why; written on serial before {@link #lease} changes. */
+  @Nullable private volatile Loss lastLoss;
 
   LeaseShare(
       String who,
@@ -133,6 +135,16 @@ final class LeaseShare {
     return lease;
   }
 
+  /**
+   * Why {@code lost} was lost, if it is the last lease this share lost; else null. Any thread:
+   * once {@link #leaseId()} no longer returns a lease, its loss is readable here.
+   */
+  @Nullable
+  RecoveryCause lossCause(long lost) {
+    Loss l = lastLoss;
+    return l != null && l.lease == lost ? l.why : null;
+  }
+
   /** Users that joined and have not left. Any thread. */
   int userCount() {
     return users.size();
@@ -168,11 +180,11 @@ final class LeaseShare {
   }
 
   /** A user found {@code lease} gone (its key went with it, or a put was refused for it). */
-  void reportLost(long lease, String reason) {
+  void reportLost(long lease, RecoveryCause why, String reason) {
     post(
         () -> {
           if (lease != 0 && lease == this.lease) {
-            lose(reason, null);
+            lose(why, reason, null);
           }
         });
   }
@@ -291,8 +303,9 @@ final class LeaseShare {
   }
 
   /** The lease is gone: tell every user, keep it as stale until no key is on it. */
-  private void lose(String reason, @Nullable Throwable cause) {
+  private void lose(RecoveryCause why, String reason, @Nullable Throwable cause) {
     long lost = lease;
+    lastLoss = new Loss(lost, why);
     if (kept != null) {
       kept.close();
       kept = null;
@@ -304,7 +317,7 @@ final class LeaseShare {
         "Lease {} of {} lost: {}; registering {} again",
         Long.toHexString(lost), who, reason, n == 1 ? "it" : n + " registrations", cause);
     for (User u : users) {
-      u.onLeaseLost(lost, reason, cause);
+      u.onLeaseLost(lost, why, reason, cause);
     }
   }
 
@@ -457,6 +470,8 @@ final class LeaseShare {
     return "lease of " + who + (l != 0 ? " " + Long.toHexString(l) : "") + ", " + users.size() + " user(s)";
   }
 
+  private record Loss(long lease, RecoveryCause why) {}
+
   /** Reacts to the keepalive, on serial; ignores a keepalive that was replaced. */
   private final class KeepAliveListener implements LeaseKeeper.Listener {
     @Override
@@ -488,10 +503,11 @@ final class LeaseShare {
     }
 
     @Override
-    public void onLost(LeaseKeeper.KeptAlive k, String reason, @Nullable Throwable cause) {
+    public void onLost(
+        LeaseKeeper.KeptAlive k, RecoveryCause why, String reason, @Nullable Throwable cause) {
       if (k == kept) {
         kept = null;
-        lose(reason, cause);
+        lose(why, reason, cause);
       }
     }
 

@@ -8,4 +8,10 @@ package io.steelyard.agent;
 @FunctionalInterface
 public interface RegistrationListener {
   void onStateChanged(RegistrationState state);
+
+  /**
+   * The lease was lost for {@code cause}; called just before the move to {@link
+   * RegistrationState#RECOVERING}, once per loss. Does nothing unless overridden.
+   */
+  default void onRecovery(RecoveryCause cause) {}
 }

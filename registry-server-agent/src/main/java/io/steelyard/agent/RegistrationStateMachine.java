@@ -264,8 +264,9 @@ final class RegistrationStateMachine implements LeaseShare.User {
 
   /** From the lease share, on its executor: hop. */
   @Override
-  public void onLeaseLost(long lease, String reason, @Nullable Throwable cause) {
-    post(() -> leaseLost(lease, reason));
+  public void onLeaseLost(
+      long lease, RecoveryCause why, String reason, @Nullable Throwable cause) {
+    post(() -> leaseLost(lease, why, reason));
   }
 
   // ---- everything below runs on serial ----
@@ -377,7 +378,8 @@ final class RegistrationStateMachine implements LeaseShare.User {
                 }
                 if (t2 != null) {
                   if (EtcdErrors.isLeaseNotFound(t2)) {
-                    share.reportLost(lease, "etcd refused a put with it: lease not found");
+                    share.reportLost(
+                        lease, RecoveryCause.LEASE_EXPIRED, "etcd refused a put with it: lease not found");
                   }
                   onAttemptFailed(t2);
                 } else {
@@ -483,7 +485,12 @@ final class RegistrationStateMachine implements LeaseShare.User {
     }
     if (share.leaseId() != lease) {
       // The lease was lost while the put was on its way: register again at once.
-      leaseLost(lease, "the lease was lost while the key was being written");
+      // The share told us why while the lease was not ours yet; ask it again.
+      RecoveryCause why = share.lossCause(lease);
+      leaseLost(
+          lease,
+          why != null ? why : RecoveryCause.LEASE_EXPIRED,
+          "the lease was lost while the key was being written");
     }
   }
 
@@ -624,8 +631,9 @@ final class RegistrationStateMachine implements LeaseShare.User {
                     "{} written again after etcd went back: weight {}, lease {}",
                     key, w, Long.toHexString(lease));
               } else if (EtcdErrors.isLeaseNotFound(t)) {
-                share.reportLost(lease, "etcd went back in time to before the lease");
-                leaseLost(lease, "etcd went back in time to before the lease");
+                String reason = "etcd went back in time to before the lease";
+                share.reportLost(lease, RecoveryCause.LEASE_EXPIRED, reason);
+                leaseLost(lease, RecoveryCause.LEASE_EXPIRED, reason);
               } else {
                 long delayNanos = backoff.delayNanos(Math.min(retryAttempt++, MAX_RETRY_BACKOFF_ATTEMPT));
                 logger.info(
@@ -682,20 +690,22 @@ final class RegistrationStateMachine implements LeaseShare.User {
       share.leave(this, null, operationTimeout);
       states.set(RegistrationState.DELETED_BY_OPERATOR);
     } else {
-      share.reportLost(lease, "the key went with its lease (revoked or expired)");
-      leaseLost(lease, "the key went with its lease (revoked or expired)");
+      String reason = "the key went with its lease (revoked or expired)";
+      share.reportLost(lease, RecoveryCause.KEY_LOST, reason);
+      leaseLost(lease, RecoveryCause.KEY_LOST, reason);
     }
   }
 
-  private void leaseLost(long lease, String reason) {
+  private void leaseLost(long lease, RecoveryCause why, String reason) {
     if (lease != leaseId || closing.get() || states.state() != RegistrationState.REGISTERED) {
       return;
     }
-    logger.info("Registering {} again: lease {} lost ({})", who, Long.toHexString(lease), reason);
+    logger.info(
+        "Registering {} again: lease {} lost ({}, {})", who, Long.toHexString(lease), why.tag(), reason);
     dropWatch();
     leaseId = 0;
     attempt = 0;
-    states.set(RegistrationState.RECOVERING);
+    states.recover(why);
     tryRegister();
   }
 

@@ -76,6 +76,18 @@ final class StatePublisher {
     }
   }
 
+  /** Tells every listener the lease was lost for {@code cause}, then moves to RECOVERING. */
+  void recover(RecoveryCause cause) {
+    for (RegistrationListener l : listeners) {
+      try {
+        l.onRecovery(cause);
+      } catch (RuntimeException e) {
+        logger.warn("Listener of {} threw on a recovery ({})", who, cause, e);
+      }
+    }
+    set(RegistrationState.RECOVERING);
+  }
+
   /**
    * Moves to REFUSED and fails the first registration's future (if still pending) and every
    * waiter with {@code refusal}: etcd said no, the caller should hear it now.

@@ -51,8 +51,9 @@ class LeaseKeeperTest {
           }
 
           @Override
-          public void onLost(LeaseKeeper.KeptAlive k, String reason, @Nullable Throwable cause) {
-            heard.add("lost at " + millis() + ": " + reason);
+          public void onLost(
+              LeaseKeeper.KeptAlive k, RecoveryCause why, String reason, @Nullable Throwable cause) {
+            heard.add("lost at " + millis() + " (" + why.tag() + "): " + reason);
           }
 
           @Override
@@ -91,7 +92,8 @@ class LeaseKeeperTest {
     assertThat(heard).hasSize(1);
     fake.forwardTime(Duration.ofMillis(1));
     assertThat(heard).containsExactly(
-        "silent at 30500", "lost at 60000: no keepalive answer for the whole TTL (60s)");
+        "silent at 30500",
+        "lost at 60000 (keepalive_timeout): no keepalive answer for the whole TTL (60s)");
 
     fake.forwardTime(Duration.ofMinutes(1));
     assertThat(heard).hasSize(2); // nothing after the loss

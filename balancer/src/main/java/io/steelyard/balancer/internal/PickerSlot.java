@@ -84,6 +84,21 @@ final class PickerSlot {
     return unwrapHealthSubchannel(result);
   }
 
+  /**
+   * The error a failing child's picker reports (pick_first publishes a {@link FixedResultPicker}
+   * with it while TRANSIENT_FAILURE); null when it reports none. Called outside the pick path.
+   */
+  @Nullable
+  static io.grpc.Status failure(SubchannelPicker childPicker) {
+    try {
+      PickResult result = childPicker.pickSubchannel(PROBE_ARGS);
+      return result.getStatus().isOk() ? null : result.getStatus();
+    } catch (RuntimeException e) {
+      logger.debug("cannot ask picker {} for its error", childPicker, e);
+      return null;
+    }
+  }
+
   private static PickResult unwrapHealthSubchannel(PickResult result) {
     if (healthSubchannelClass == null || result.getSubchannel().getClass() != healthSubchannelClass) {
       return result;

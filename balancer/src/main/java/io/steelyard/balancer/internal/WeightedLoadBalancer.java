@@ -13,6 +13,7 @@ import io.grpc.LongCounterMetricInstrument;
 import io.grpc.MetricInstrumentRegistry;
 import io.grpc.Status;
 import io.grpc.util.MultiChildLoadBalancer;
+import io.steelyard.balancer.EndpointState;
 import io.steelyard.balancer.EndpointWeights;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -22,6 +23,8 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.annotation.Nullable;
 import javax.annotation.concurrent.NotThreadSafe;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The balancer behind every steelyard policy: one pick_first child per endpoint (grpc-java's
@@ -67,6 +70,8 @@ import javax.annotation.concurrent.NotThreadSafe;
 @NotThreadSafe
 final class WeightedLoadBalancer extends MultiChildLoadBalancer {
 
+  private static final Logger logger = LoggerFactory.getLogger(WeightedLoadBalancer.class);
+
   private static final PickResult CONNECTING_RESULT = PickResult.withNoResult();
 
   static final String PANIC_METRIC = "steelyard.lb.panic_entries";
@@ -90,6 +95,15 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
   /** Declared weight per child key, from the latest non-empty resolution. */
   private Map<Object, Integer> declaredWeights = new HashMap<>();
 
+  /** Backend label (first address) per child key, from the latest non-empty resolution. */
+  private Map<Object, String> backends = new HashMap<>();
+
+  /** Told about every endpoint after each update; null when the channel asked for no metrics. */
+  @Nullable private final BalancerObserver observer;
+
+  /** The last "no backend READY" report logged, so that each distinct one is logged once. */
+  @Nullable private String lastNotReadyReport;
+
   private SubchannelPicker currentPicker = new FixedResultPicker(CONNECTING_RESULT);
 
   WeightedLoadBalancer(Helper helper, String policyName, PickerFactory pickerFactory) {
@@ -97,6 +111,7 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
     this.pickerFactory = requireNonNull(pickerFactory, "pickerFactory");
     this.effectiveWeights = new EffectiveWeights(policyName);
     this.policyName = policyName;
+    this.observer = BalancerObservers.forChannel(helper);
   }
 
   /**
@@ -125,11 +140,14 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
     children = Subsetting.keep(children, resolvedAddresses.getLoadBalancingPolicyConfig());
     if (!children.isEmpty()) {
       Map<Object, Integer> weights = new HashMap<>(children.size() * 2);
+      Map<Object, String> labels = new HashMap<>(children.size() * 2);
       for (Map.Entry<Object, ResolvedAddresses> entry : children.entrySet()) {
         EquivalentAddressGroup eag = entry.getValue().getAddresses().get(0);
         weights.put(entry.getKey(), EndpointWeights.weight(eag));
+        labels.put(entry.getKey(), EndpointState.label(eag.getAddresses().get(0)));
       }
       declaredWeights = weights;
+      backends = labels;
     }
     return children;
   }
@@ -210,6 +228,9 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
         failing.add(child.getCurrentPicker());
       }
     }
+    if (observer != null || (readyPickers.isEmpty() && !failing.isEmpty())) {
+      report(children, effective, readyPickers.isEmpty() && !failing.isEmpty());
+    }
     if (effectiveWeights.panic(readyPickers.size(), settled, config.panicThresholdPercent())) {
       if (effectiveWeights.panicBegan()) {
         countPanic();
@@ -221,11 +242,13 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
             child.getCurrentState() == READY ? child.getCurrentPicker() : child.connectedPicker;
         if (picker != null) {
           readyWeights[readyPickers.size()] = Math.max(effective[i], 1);
+          readyKeys[readyPickers.size()] = child.getKey();
           readyPickers.add(picker);
         }
       }
     }
     if (!readyPickers.isEmpty()) {
+      lastNotReadyReport = null;
       SubchannelPicker picker =
           pickerFactory.newPicker(
               Arrays.copyOf(readyKeys, readyPickers.size()),
@@ -249,6 +272,47 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
       return; // a helper outside a channel (tests, benchmarks) has no target and no metrics
     }
     getHelper().getMetricRecorder().addLongCounter(PANIC_ENTRIES, 1, List.of(target), List.of(policyName));
+  }
+
+  /**
+   * Tells the observer every endpoint's state; with {@code noneReady}, also logs once per
+   * distinct picture which endpoints are known and why none of them is READY (a health check
+   * answering SERVICE_UNKNOWN for the service asked, a refused connection, ...).
+   */
+  private void report(List<ChildLbState> children, int[] effective, boolean noneReady) {
+    List<EndpointState> states = new ArrayList<>(children.size());
+    for (int i = 0; i < children.size(); i++) {
+      ChildLbState child = children.get(i);
+      ConnectivityState state = child.getCurrentState();
+      states.add(new EndpointState(
+          backends.getOrDefault(child.getKey(), String.valueOf(child.getKey())),
+          effective[i],
+          state,
+          state == TRANSIENT_FAILURE ? PickerSlot.failure(child.getCurrentPicker()) : null));
+    }
+    if (observer != null) {
+      observer.update(states);
+    }
+    if (noneReady) {
+      StringBuilder sb = new StringBuilder();
+      for (EndpointState e : states) {
+        sb.append(sb.length() == 0 ? "" : ", ").append(e.describe());
+      }
+      String report = sb.toString();
+      if (!report.equals(lastNotReadyReport)) {
+        lastNotReadyReport = report;
+        logger.warn("{}: {} backends known, none READY: {}",
+            getHelper().getAuthority(), states.size(), report);
+      }
+    }
+  }
+
+  @Override
+  public void shutdown() {
+    super.shutdown();
+    if (observer != null) {
+      observer.close();
+    }
   }
 
   private void updateBalancingState(ConnectivityState state, SubchannelPicker picker) {

@@ -54,6 +54,18 @@ public final class FakeHelper extends LoadBalancer.Helper {
   private final List<ConnectivityState> states = new ArrayList<>();
   private final List<LoadBalancer.SubchannelPicker> pickers = new ArrayList<>();
   private int refreshNameResolutionCount;
+  private NameResolver.Args nameResolverArgs; // null: getNameResolverArgs() is unsupported
+
+  /** A helper whose channel exposes no name-resolver arguments. */
+  public FakeHelper() {}
+
+  /**
+   * A helper whose channel hands its balancers {@code nameResolverArgs} (e.g. a metrics observer
+   * set with {@code ManagedChannelBuilder.setNameResolverArg}).
+   */
+  public FakeHelper(NameResolver.Args nameResolverArgs) {
+    this.nameResolverArgs = requireNonNull(nameResolverArgs, "nameResolverArgs");
+  }
 
   /** The context the balancer must run in; its uncaught exceptions become {@link AssertionError}s. */
   public SynchronizationContext syncContext() {
@@ -174,7 +186,10 @@ public final class FakeHelper extends LoadBalancer.Helper {
 
   @Override
   public NameResolver.Args getNameResolverArgs() {
-    throw new UnsupportedOperationException();
+    if (nameResolverArgs == null) {
+      throw new UnsupportedOperationException();
+    }
+    return nameResolverArgs;
   }
 
   /** A subchannel that records what the balancer asked of it; its state comes from the test. */
