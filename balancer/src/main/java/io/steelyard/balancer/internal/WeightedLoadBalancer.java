@@ -6,12 +6,14 @@ import static io.grpc.ConnectivityState.READY;
 import static io.grpc.ConnectivityState.TRANSIENT_FAILURE;
 import static java.util.Objects.requireNonNull;
 
+import com.google.common.base.Ticker;
 import io.grpc.ConnectivityState;
 import io.grpc.EquivalentAddressGroup;
 import io.grpc.LoadBalancer;
 import io.grpc.LongCounterMetricInstrument;
 import io.grpc.MetricInstrumentRegistry;
 import io.grpc.Status;
+import io.grpc.SynchronizationContext.ScheduledHandle;
 import io.grpc.util.MultiChildLoadBalancer;
 import io.steelyard.balancer.EndpointWeights;
 import java.util.ArrayList;
@@ -19,6 +21,7 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.annotation.Nullable;
 import javax.annotation.concurrent.NotThreadSafe;
@@ -36,6 +39,9 @@ import javax.annotation.concurrent.NotThreadSafe;
  *   <li>declared weight per endpoint: {@link EndpointWeights#WEIGHT}, {@value
  *       EndpointWeights#DEFAULT_WEIGHT} when absent, read in {@link #createChildAddressesMap};
  *   <li>eligibility and effective weight: {@link EffectiveWeights};
+ *   <li>slow start, when the config turns it on: {@link SlowStart} ramps the effective weight of
+ *       endpoints that recently became usable, and a timer rebuilds the picker while ramps run
+ *       (at most once per {@link SlowStart#refreshDelayNanos}: max(window / 20, 250 ms));
  *   <li>the picker over the READY eligible children: the {@link PickerFactory}.
  * </ol>
  *
@@ -84,6 +90,10 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
 
   private final PickerFactory pickerFactory;
   private final EffectiveWeights effectiveWeights;
+  private final SlowStart slowStart;
+  /** The pending picker rebuild while ramps run, or null. */
+  @Nullable private ScheduledHandle slowStartRefresh;
+  private boolean shutdown;
   private final String policyName;
   private WeightedPolicyConfig config = WeightedPolicyConfig.DEFAULT;
 
@@ -93,9 +103,16 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
   private SubchannelPicker currentPicker = new FixedResultPicker(CONNECTING_RESULT);
 
   WeightedLoadBalancer(Helper helper, String policyName, PickerFactory pickerFactory) {
+    this(helper, policyName, pickerFactory, Ticker.systemTicker());
+  }
+
+  /** With the clock slow start measures ramps on: the helper's scheduler's, in tests. */
+  WeightedLoadBalancer(
+      Helper helper, String policyName, PickerFactory pickerFactory, Ticker ticker) {
     super(helper);
     this.pickerFactory = requireNonNull(pickerFactory, "pickerFactory");
     this.effectiveWeights = new EffectiveWeights(policyName);
+    this.slowStart = new SlowStart(ticker);
     this.policyName = policyName;
   }
 
@@ -130,6 +147,7 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
         weights.put(entry.getKey(), EndpointWeights.weight(eag));
       }
       declaredWeights = weights;
+      slowStart.onResolution(children.keySet());
     }
     return children;
   }
@@ -184,6 +202,14 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
       declared[i] = w == null ? EndpointWeights.DEFAULT_WEIGHT : w;
     }
     int[] effective = effectiveWeights.compute(declared);
+    Object[] keys = new Object[children.size()];
+    boolean[] ready = new boolean[children.size()];
+    for (int i = 0; i < keys.length; i++) {
+      keys[i] = children.get(i).getKey();
+      ready[i] = children.get(i).getCurrentState() == READY;
+    }
+    int scale = slowStart.apply(config.slowStart(), keys, ready, effective);
+    scheduleSlowStartRefresh();
 
     List<SubchannelPicker> readyPickers = new ArrayList<>(children.size());
     Object[] readyKeys = new Object[children.size()];
@@ -220,7 +246,7 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
         SubchannelPicker picker =
             child.getCurrentState() == READY ? child.getCurrentPicker() : child.connectedPicker;
         if (picker != null) {
-          readyWeights[readyPickers.size()] = Math.max(effective[i], 1);
+          readyWeights[readyPickers.size()] = Math.max(effective[i], scale);
           readyPickers.add(picker);
         }
       }
@@ -239,6 +265,39 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
       // Every eligible child failed: rotate over their pickers, which report their errors.
       updateBalancingState(TRANSIENT_FAILURE, new FailingPicker(failing));
     }
+  }
+
+  /** Keeps one rebuild pending while ramps run, none otherwise. */
+  private void scheduleSlowStartRefresh() {
+    if (shutdown || !slowStart.ramping()) {
+      cancelSlowStartRefresh();
+    } else if (slowStartRefresh == null || !slowStartRefresh.isPending()) {
+      slowStartRefresh =
+          getHelper()
+              .getSynchronizationContext()
+              .schedule(
+                  () -> {
+                    slowStartRefresh = null;
+                    updateOverallBalancingState();
+                  },
+                  SlowStart.refreshDelayNanos(config.slowStart()),
+                  TimeUnit.NANOSECONDS,
+                  getHelper().getScheduledExecutorService());
+    }
+  }
+
+  private void cancelSlowStartRefresh() {
+    if (slowStartRefresh != null) {
+      slowStartRefresh.cancel();
+      slowStartRefresh = null;
+    }
+  }
+
+  @Override
+  public void shutdown() {
+    shutdown = true;
+    cancelSlowStartRefresh();
+    super.shutdown();
   }
 
   private void countPanic() {
