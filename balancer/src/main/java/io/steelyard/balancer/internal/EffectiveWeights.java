@@ -25,9 +25,9 @@ import org.slf4j.LoggerFactory;
  * every endpoint that still has a connection, whatever excluded it (drain, NOT_SERVING, outlier
  * ejection), as Envoy does. One warning is logged when panic begins and one line when it ends.
  *
- * <p>What comes next belongs here: slow start scales an eligible endpoint's weight by its ramp
- * (then this class takes a ticker and the endpoints' keys). Meters of effective weight per
- * backend read the result of {@link #compute}.
+ * <p>Slow start is applied to the result of {@link #compute} by {@link SlowStart}, which needs
+ * the endpoints' keys, readiness and a clock that this class does not. Meters of effective weight
+ * per backend read the result of {@link #compute}.
  *
  * <p>Threading: confined to the balancer's SynchronizationContext.
  */

@@ -6,12 +6,14 @@ import static io.grpc.ConnectivityState.READY;
 import static io.grpc.ConnectivityState.TRANSIENT_FAILURE;
 import static java.util.Objects.requireNonNull;
 
+import com.google.common.base.Ticker;
 import io.grpc.ConnectivityState;
 import io.grpc.EquivalentAddressGroup;
 import io.grpc.LoadBalancer;
 import io.grpc.LongCounterMetricInstrument;
 import io.grpc.MetricInstrumentRegistry;
 import io.grpc.Status;
+import io.grpc.SynchronizationContext.ScheduledHandle;
 import io.grpc.util.MultiChildLoadBalancer;
 import io.steelyard.balancer.EndpointState;
 import io.steelyard.balancer.EndpointWeights;
@@ -20,6 +22,7 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.annotation.Nullable;
 import javax.annotation.concurrent.NotThreadSafe;
@@ -39,6 +42,9 @@ import org.slf4j.LoggerFactory;
  *   <li>declared weight per endpoint: {@link EndpointWeights#WEIGHT}, {@value
  *       EndpointWeights#DEFAULT_WEIGHT} when absent, read in {@link #createChildAddressesMap};
  *   <li>eligibility and effective weight: {@link EffectiveWeights};
+ *   <li>slow start, when the config turns it on: {@link SlowStart} ramps the effective weight of
+ *       endpoints that recently became usable, and a timer rebuilds the picker while ramps run
+ *       (at most once per {@link SlowStart#refreshDelayNanos}: max(window / 20, 250 ms));
  *   <li>the picker over the READY eligible children: the {@link PickerFactory}.
  * </ol>
  *
@@ -89,6 +95,10 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
 
   private final PickerFactory pickerFactory;
   private final EffectiveWeights effectiveWeights;
+  private final SlowStart slowStart;
+  /** The pending picker rebuild while ramps run, or null. */
+  @Nullable private ScheduledHandle slowStartRefresh;
+  private boolean shutdown;
   private final String policyName;
   private WeightedPolicyConfig config = WeightedPolicyConfig.DEFAULT;
 
@@ -107,9 +117,16 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
   private SubchannelPicker currentPicker = new FixedResultPicker(CONNECTING_RESULT);
 
   WeightedLoadBalancer(Helper helper, String policyName, PickerFactory pickerFactory) {
+    this(helper, policyName, pickerFactory, Ticker.systemTicker());
+  }
+
+  /** With the clock slow start measures ramps on: the helper's scheduler's, in tests. */
+  WeightedLoadBalancer(
+      Helper helper, String policyName, PickerFactory pickerFactory, Ticker ticker) {
     super(helper);
     this.pickerFactory = requireNonNull(pickerFactory, "pickerFactory");
     this.effectiveWeights = new EffectiveWeights(policyName);
+    this.slowStart = new SlowStart(ticker);
     this.policyName = policyName;
     this.observer = BalancerObservers.forChannel(helper);
   }
@@ -148,6 +165,7 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
       }
       declaredWeights = weights;
       backends = labels;
+      slowStart.onResolution(children.keySet());
     }
     return children;
   }
@@ -202,6 +220,14 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
       declared[i] = w == null ? EndpointWeights.DEFAULT_WEIGHT : w;
     }
     int[] effective = effectiveWeights.compute(declared);
+    Object[] keys = new Object[children.size()];
+    boolean[] ready = new boolean[children.size()];
+    for (int i = 0; i < keys.length; i++) {
+      keys[i] = children.get(i).getKey();
+      ready[i] = children.get(i).getCurrentState() == READY;
+    }
+    int scale = slowStart.apply(config.slowStart(), keys, ready, effective);
+    scheduleSlowStartRefresh();
 
     List<SubchannelPicker> readyPickers = new ArrayList<>(children.size());
     Object[] readyKeys = new Object[children.size()];
@@ -229,7 +255,7 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
       }
     }
     if (observer != null || (readyPickers.isEmpty() && !failing.isEmpty())) {
-      report(children, effective, readyPickers.isEmpty() && !failing.isEmpty());
+      report(children, effective, scale, readyPickers.isEmpty() && !failing.isEmpty());
     }
     if (effectiveWeights.panic(readyPickers.size(), settled, config.panicThresholdPercent())) {
       if (effectiveWeights.panicBegan()) {
@@ -241,7 +267,7 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
         SubchannelPicker picker =
             child.getCurrentState() == READY ? child.getCurrentPicker() : child.connectedPicker;
         if (picker != null) {
-          readyWeights[readyPickers.size()] = Math.max(effective[i], 1);
+          readyWeights[readyPickers.size()] = Math.max(effective[i], scale);
           readyKeys[readyPickers.size()] = child.getKey();
           readyPickers.add(picker);
         }
@@ -264,6 +290,42 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
     }
   }
 
+  /** Keeps one rebuild pending while ramps run, none otherwise. */
+  private void scheduleSlowStartRefresh() {
+    if (shutdown || !slowStart.ramping()) {
+      cancelSlowStartRefresh();
+    } else if (slowStartRefresh == null || !slowStartRefresh.isPending()) {
+      slowStartRefresh =
+          getHelper()
+              .getSynchronizationContext()
+              .schedule(
+                  () -> {
+                    slowStartRefresh = null;
+                    updateOverallBalancingState();
+                  },
+                  SlowStart.refreshDelayNanos(config.slowStart()),
+                  TimeUnit.NANOSECONDS,
+                  getHelper().getScheduledExecutorService());
+    }
+  }
+
+  private void cancelSlowStartRefresh() {
+    if (slowStartRefresh != null) {
+      slowStartRefresh.cancel();
+      slowStartRefresh = null;
+    }
+  }
+
+  @Override
+  public void shutdown() {
+    shutdown = true;
+    cancelSlowStartRefresh();
+    super.shutdown();
+    if (observer != null) {
+      observer.close();
+    }
+  }
+
   private void countPanic() {
     String target;
     try {
@@ -279,14 +341,15 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
    * distinct picture which endpoints are known and why none of them is READY (a health check
    * answering SERVICE_UNKNOWN for the service asked, a refused connection, ...).
    */
-  private void report(List<ChildLbState> children, int[] effective, boolean noneReady) {
+  private void report(List<ChildLbState> children, int[] effective, int scale, boolean noneReady) {
     List<EndpointState> states = new ArrayList<>(children.size());
     for (int i = 0; i < children.size(); i++) {
       ChildLbState child = children.get(i);
       ConnectivityState state = child.getCurrentState();
       states.add(new EndpointState(
           backends.getOrDefault(child.getKey(), String.valueOf(child.getKey())),
-          effective[i],
+          // In the declared unit: slow start multiplies every weight by scale while ramps run.
+          effective[i] == 0 ? 0 : Math.max(1, Math.round((float) effective[i] / scale)),
           state,
           state == TRANSIENT_FAILURE ? PickerSlot.failure(child.getCurrentPicker()) : null));
     }
@@ -304,14 +367,6 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
         logger.warn("{}: {} backends known, none READY: {}",
             getHelper().getAuthority(), states.size(), report);
       }
-    }
-  }
-
-  @Override
-  public void shutdown() {
-    super.shutdown();
-    if (observer != null) {
-      observer.close();
     }
   }
 

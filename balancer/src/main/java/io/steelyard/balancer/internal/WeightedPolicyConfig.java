@@ -26,7 +26,8 @@ import javax.annotation.concurrent.Immutable;
  * ({@link SubsetOption}: {@code subsetSize}, {@code subsetClientId}) and {@link
  * #FIELD_PANIC_THRESHOLD_PERCENT} (0..100, default 0 = off: when fewer than this share of the
  * endpoints are usable, pick among every endpoint that still has a connection; see {@link
- * EffectiveWeights#panic}). A field a policy does not read keeps its default
+ * EffectiveWeights#panic}) and {@link SlowStartConfig#FIELD} (off by default; see {@link
+ * SlowStart}). A field a policy does not read keeps its default
  * here, so one immutable class serves every policy. The provider parses the raw JSON map, the
  * channel hands the result to the balancer in {@code
  * ResolvedAddresses.getLoadBalancingPolicyConfig()}, and bad input becomes a {@link ConfigOrError}
@@ -47,7 +48,11 @@ public final class WeightedPolicyConfig {
 
   /** Field names every weighted policy accepts on top of its own: deterministic subsetting. */
   static final Set<String> COMMON_FIELDS =
-      ImmutableSortedSet.of(SubsetOption.SIZE, SubsetOption.CLIENT_ID, FIELD_PANIC_THRESHOLD_PERCENT);
+      ImmutableSortedSet.of(
+          SubsetOption.SIZE,
+          SubsetOption.CLIENT_ID,
+          FIELD_PANIC_THRESHOLD_PERCENT,
+          SlowStartConfig.FIELD);
 
   /** {@code weighted_least_request}: candidates drawn per pick, 2..10. */
   public static final String FIELD_CHOICE_COUNT = "choiceCount";
@@ -100,6 +105,7 @@ public final class WeightedPolicyConfig {
   private final double errorPenalty;
   @Nullable private final RendezvousSubset subset;
   private final int panicThresholdPercent;
+  @Nullable private final SlowStartConfig slowStart;
 
   private WeightedPolicyConfig(Builder builder) {
     this.choiceCount = builder.choiceCount;
@@ -108,6 +114,7 @@ public final class WeightedPolicyConfig {
     this.errorPenalty = builder.errorPenalty;
     this.subset = builder.subset;
     this.panicThresholdPercent = builder.panicThresholdPercent;
+    this.slowStart = builder.slowStart;
   }
 
   /** A builder starting from the defaults. */
@@ -146,6 +153,12 @@ public final class WeightedPolicyConfig {
     return panicThresholdPercent;
   }
 
+  /** The slow-start ramp, or null (the default) when endpoints get their full weight at once. */
+  @Nullable
+  public SlowStartConfig slowStart() {
+    return slowStart;
+  }
+
   /**
    * Parses one policy's raw JSON config (Gson-style: maps, lists, strings, doubles, booleans),
    * accepting only {@code fields}. Never throws: bad input is a {@link ConfigOrError} with an
@@ -168,6 +181,14 @@ public final class WeightedPolicyConfig {
           return error(policyName, field, panic + " (expected: a whole number 0..100)");
         }
         builder.panicThresholdPercent(((Number) panic).intValue());
+        continue;
+      }
+      if (field.equals(SlowStartConfig.FIELD)) {
+        ConfigOrError slowStart = SlowStartConfig.parse(policyName, entry.getValue());
+        if (slowStart.getError() != null) {
+          return slowStart;
+        }
+        builder.slowStart((SlowStartConfig) slowStart.getConfig());
         continue;
       }
       if (COMMON_FIELDS.contains(field)) {
@@ -275,12 +296,14 @@ public final class WeightedPolicyConfig {
         && decayNanos == that.decayNanos
         && Double.compare(errorPenalty, that.errorPenalty) == 0
         && Objects.equals(subset, that.subset)
-        && panicThresholdPercent == that.panicThresholdPercent;
+        && panicThresholdPercent == that.panicThresholdPercent
+        && Objects.equals(slowStart, that.slowStart);
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(choiceCount, latency, decayNanos, errorPenalty, subset, panicThresholdPercent);
+    return Objects.hash(
+        choiceCount, latency, decayNanos, errorPenalty, subset, panicThresholdPercent, slowStart);
   }
 
   @Override
@@ -295,6 +318,7 @@ public final class WeightedPolicyConfig {
         + errorPenalty
         + (subset == null ? "" : ", subset=" + subset)
         + (panicThresholdPercent == 0 ? "" : ", panicThresholdPercent=" + panicThresholdPercent)
+        + (slowStart == null ? "" : ", slowStart=" + slowStart)
         + "}";
   }
 
@@ -306,6 +330,7 @@ public final class WeightedPolicyConfig {
     private double errorPenalty = DEFAULT_ERROR_PENALTY;
     @Nullable private RendezvousSubset subset;
     private int panicThresholdPercent;
+    @Nullable private SlowStartConfig slowStart;
 
     private Builder() {}
 
@@ -359,6 +384,12 @@ public final class WeightedPolicyConfig {
           FIELD_PANIC_THRESHOLD_PERCENT,
           percent);
       this.panicThresholdPercent = percent;
+      return this;
+    }
+
+    /** See {@link WeightedPolicyConfig#slowStart()}; null (the default) is off. */
+    public Builder slowStart(@Nullable SlowStartConfig slowStart) {
+      this.slowStart = slowStart;
       return this;
     }
 

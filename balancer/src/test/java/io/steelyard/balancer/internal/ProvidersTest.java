@@ -53,7 +53,7 @@ class ProvidersTest {
         .isEqualTo(
             name
                 + ".slowstart: unknown field (expected: one of [panicThresholdPercent,"
-                + " subsetClientId, subsetSize])");
+                + " slowStart, subsetClientId, subsetSize])");
   }
 
   @ParameterizedTest
