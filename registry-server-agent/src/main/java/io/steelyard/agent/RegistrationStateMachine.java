@@ -320,9 +320,15 @@ final class RegistrationStateMachine implements LeaseShare.User {
       share.renew(client());
     }
     long delayNanos = backoff.delayNanos(Math.min(attemptNow, MAX_RETRY_BACKOFF_ATTEMPT));
-    logger.info(
-        "Could not write weight {} of {}; writing it again in {} ms: {}",
-        w, who, TimeUnit.NANOSECONDS.toMillis(delayNanos), LeaseKeeper.message(t));
+    if (attemptNow % 10 == 0) { // the first and every tenth: an outage must not flood the log
+      logger.info(
+          "Could not write weight {} of {} (attempt {}); writing it again in {} ms: {}",
+          w, who, attemptNow + 1, TimeUnit.NANOSECONDS.toMillis(delayNanos), LeaseKeeper.message(t));
+    } else {
+      logger.debug(
+          "Could not write weight {} of {} (attempt {}); writing it again in {} ms: {}",
+          w, who, attemptNow + 1, TimeUnit.NANOSECONDS.toMillis(delayNanos), LeaseKeeper.message(t));
+    }
     cancelWeightRetry();
     weightRetry = schedule(() -> rewriteWeight(gen, w), delayNanos);
   }
