@@ -114,6 +114,9 @@ final class RegistrationStateMachine implements LeaseShare.User {
   @Nullable private Future<?> timer;
   /** serial: the etcd call the current registration attempt waits for. */
   @Nullable private CompletableFuture<?> inFlight;
+  /** serial: the pending rewrite of a weight etcd could not be reached for (setWeight); at most one. */
+  @Nullable private Future<?> weightRetry;
+  private int weightRetryAttempt;
 
   RegistrationStateMachine(ServiceRegistrationBuilder b, LeaseShare share, boolean ownsShare) {
     this.service = b.service;
@@ -281,6 +284,7 @@ final class RegistrationStateMachine implements LeaseShare.User {
     }
     int old = weight;
     weight = newWeight;
+    cancelWeightRetry(); // this weight supersedes one still waiting for etcd
     if (states.state() != RegistrationState.REGISTERED) {
       logger.info(
           "Weight of {} will be {} (was {}) once registered (now {})",
@@ -288,14 +292,79 @@ final class RegistrationStateMachine implements LeaseShare.User {
       done.complete(null);
       return;
     }
+    long gen = generation;
     writeWeight(newWeight, false).whenComplete((v, t) -> {
       if (t != null) {
+        retryWeightLater(gen, newWeight, t);
         done.completeExceptionally(t);
       } else {
         logger.info("Weight of {} set to {} (was {}), lease {}", who, newWeight, old, Long.toHexString(leaseId));
         done.complete(null);
       }
     });
+  }
+
+  /**
+   * setWeight's write of {@code w} failed: when etcd could not be reached (not a refusal, not a
+   * conflict), write it again with backoff, renewing the client as a registration attempt does, as
+   * long as it is still the weight wanted, under the same lease, and etcd does not hold it yet. A
+   * lost lease needs nothing: the next registration writes the remembered weight. Without this,
+   * a weight set while the agent's connection was still coming back (just after an outage or a
+   * restore) would stay unwritten for as long as the lease lives.
+   */
+  private void retryWeightLater(long gen, int w, Throwable t) {
+    if (EtcdErrors.classify(t) != RegistryException.Kind.UNAVAILABLE || !weightStillWanted(gen, w)) {
+      return;
+    }
+    int attemptNow = weightRetryAttempt++;
+    if (attemptNow + 1 >= RECONNECT_AFTER_ATTEMPTS) {
+      share.renew(client());
+    }
+    long delayNanos = backoff.delayNanos(Math.min(attemptNow, MAX_RETRY_BACKOFF_ATTEMPT));
+    if (attemptNow % 10 == 0) { // the first and every tenth: an outage must not flood the log
+      logger.info(
+          "Could not write weight {} of {} (attempt {}); writing it again in {} ms: {}",
+          w, who, attemptNow + 1, TimeUnit.NANOSECONDS.toMillis(delayNanos), LeaseKeeper.message(t));
+    } else {
+      logger.debug(
+          "Could not write weight {} of {} (attempt {}); writing it again in {} ms: {}",
+          w, who, attemptNow + 1, TimeUnit.NANOSECONDS.toMillis(delayNanos), LeaseKeeper.message(t));
+    }
+    cancelWeightRetry();
+    weightRetry = schedule(() -> rewriteWeight(gen, w), delayNanos);
+  }
+
+  private void rewriteWeight(long gen, int w) {
+    weightRetry = null;
+    if (!weightStillWanted(gen, w)) {
+      weightRetryAttempt = 0;
+      return;
+    }
+    writeWeight(w, false).whenComplete((v, t) -> {
+      if (t != null) {
+        retryWeightLater(gen, w, t);
+      } else {
+        weightRetryAttempt = 0;
+        logger.info(
+            "Weight of {} set to {} once etcd could be reached again, lease {}",
+            who, w, Long.toHexString(leaseId));
+      }
+    });
+  }
+
+  private boolean weightStillWanted(long gen, int w) {
+    return gen == generation
+        && !closing.get()
+        && states.state() == RegistrationState.REGISTERED
+        && weight == w
+        && etcdWeight != w;
+  }
+
+  private void cancelWeightRetry() {
+    if (weightRetry != null) {
+      weightRetry.cancel(false);
+      weightRetry = null;
+    }
   }
 
   /**
@@ -713,6 +782,8 @@ final class RegistrationStateMachine implements LeaseShare.User {
   private void dropWatch() {
     generation++;
     cancelTimer();
+    cancelWeightRetry();
+    weightRetryAttempt = 0;
     if (watch != null) {
       watch.close();
       watch = null;

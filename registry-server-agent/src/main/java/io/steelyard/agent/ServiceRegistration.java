@@ -171,7 +171,10 @@ public final class ServiceRegistration implements AutoCloseable {
    *
    * <p>The future fails with {@link RegistryException} if etcd refused or did not answer in time,
    * or the key changed concurrently ({@link RegistryException.Kind#CONFLICT}); the weight is
-   * remembered nonetheless. To wait, {@link #setWeightAndWait}.
+   * remembered nonetheless. When etcd could not be reached ({@link
+   * RegistryException.Kind#UNAVAILABLE}), the registration also writes it again with its retry
+   * backoff until etcd holds it, unless a newer weight, a lost lease (the next registration
+   * writes the remembered weight) or close comes first. To wait, {@link #setWeightAndWait}.
    *
    * <p>With a {@linkplain ServiceRegistrationBuilder#weightSource weight source}, an explicit
    * weight wins: the source is paused until {@link #resumeWeightSource()}.

@@ -106,6 +106,26 @@ class EtcdOutageIT {
   }
 
   @Test
+  void aWeightSetWhileEtcdCannotBeReachedIsWrittenOnceItCanBe() throws Exception {
+    // The lease outlives the outage, so no re-registration writes the weight: only the retry does.
+    started("127.0.0.1:41004", Duration.ofSeconds(30));
+    long lease = reg.leaseId();
+    member().stop();
+
+    var set = reg.setWeight(7);
+    await().atMost(Duration.ofSeconds(10)).until(set::isDone);
+    assertThat(set).as("etcd could not be reached").isCompletedExceptionally();
+    assertThat(reg.weight()).isEqualTo(7);
+    member().start();
+    etcd.awaitHealthy(Duration.ofSeconds(30));
+
+    await().atMost(Duration.ofSeconds(15)).pollInterval(Duration.ofMillis(100)).ignoreExceptions()
+        .until(() -> "127.0.0.1:41004|7".equals(probe.value(reg.key())));
+    assertThat(probe.lease(reg.key())).as("the same lease").isEqualTo(lease);
+    assertThat(reg.state()).isEqualTo(RegistrationState.REGISTERED);
+  }
+
+  @Test
   void closeReturnsWithinItsTimeoutWhenEtcdIsDown() throws Exception {
     started("127.0.0.1:41003", Duration.ofSeconds(2));
     member().stop();

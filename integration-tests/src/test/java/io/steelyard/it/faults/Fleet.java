@@ -288,7 +288,16 @@ final class Fleet implements AutoCloseable {
    */
   Map<String, Duration> changeWeightAndAwait(int i, int weight, Duration bound) {
     long began = System.nanoTime(); // the view may change before the agent's write returns
-    servers.get(i).setWeight(weight);
+    // Logged either way: a first write that fails (the agent's connection still coming back) is
+    // retried by the agent, and the log says which of the two a slow propagation was.
+    servers.get(i).setWeight(weight).whenComplete((v, t) -> {
+      long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - began);
+      if (t == null) {
+        log.info("agent of {} wrote weight {} in {} ms", servers.get(i).address(), weight, ms);
+      } else {
+        log.warn("agent of {} could not write weight {} at first ({} ms): {}", servers.get(i).address(), weight, ms, t.toString());
+      }
+    });
     return awaitWeightEverywhere(servers.get(i).address(), weight, began, bound);
   }
 

@@ -15,6 +15,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -87,9 +88,12 @@ final class FleetServer {
     return registration.weight();
   }
 
-  /** Through the agent: same lease, guarded by the key's mod revision. */
-  void setWeight(int weight) {
-    registration.setWeight(weight);
+  /**
+   * Through the agent: same lease, guarded by the key's mod revision. The agent's answer: a
+   * failure here (etcd not reachable yet) is retried by the agent, so it is logged, not fatal.
+   */
+  CompletableFuture<Void> setWeight(int weight) {
+    return registration.setWeight(weight);
   }
 
   RegistrationState state() {

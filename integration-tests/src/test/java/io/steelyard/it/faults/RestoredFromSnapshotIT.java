@@ -56,8 +56,15 @@ class RestoredFromSnapshotIT {
       fleet.faultEnds();
       fleet.etcdHealthy(Duration.ofSeconds(30));
 
-      long after = fleet.truth().getKVClient().get(fleet.key(fleet.server(0).address()))
-          .get(5, TimeUnit.SECONDS).getHeader().getRevision();
+      // The test's own client reconnects like any other: right after the restore its channel may
+      // still be in gRPC's reconnect backoff, and jetcd's few retries of a get fail UNAVAILABLE.
+      long[] read = new long[1];
+      await().atMost(Duration.ofSeconds(10)).ignoreExceptions().until(() -> {
+        read[0] = fleet.truth().getKVClient().get(fleet.key(fleet.server(0).address()))
+            .get(5, TimeUnit.SECONDS).getHeader().getRevision();
+        return true;
+      });
+      long after = read[0];
       assertThat(after).as("etcd's revision went back").isLessThan(before);
       fleet.figure("revision-before-restore", before);
       fleet.figure("revision-after-restore", after);
