@@ -33,9 +33,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * changes per second for {@code --seconds}, each through {@link ServiceRegistration#setWeight}.
  *
  * <p>It talks to its parent in lines: on stdout {@code REGISTERED <seconds>}, then after {@code GO}
- * on stdin one {@code CHANGE <index> <weight> <issuedNanos> <ackedNanos>} per acknowledged change
- * ({@link System#nanoTime()}: CLOCK_MONOTONIC on Linux, the same clock as the parent's), {@code
- * FAILED <count>}, {@code STATS ...}, {@code DONE}; on {@code EXIT} it closes every registration
+ * on stdin one {@code CHANGE <index> <weight> <issuedNanos> <ackedNanos>} per change ({@link
+ * System#nanoTime()}: CLOCK_MONOTONIC on Linux, the same clock as the parent's; {@code ackedNanos}
+ * 0 if the change failed), one {@code FINAL <index> <weight>} per registration (the weight it
+ * believes it holds), {@code FAILED <count>}, {@code STATS ...}, {@code DONE}; on {@code EXIT} it closes every registration
  * and exits. Instance {@code i} is address {@link #address(int)} of service {@code i % services}.
  */
 public final class LoadHeldAgent {
@@ -124,9 +125,10 @@ public final class LoadHeldAgent {
     long cpu = processCpuNanos() - cpu0;
     ticker.shutdown();
     for (int k = 0; k < total; k++) {
-      if (acked[k] != 0) {
-        out.printf(Locale.ROOT, "CHANGE %d %d %d %d%n", index[k], weight[k], issued[k], acked[k]);
-      }
+      out.printf(Locale.ROOT, "CHANGE %d %d %d %d%n", index[k], weight[k], issued[k], acked[k]);
+    }
+    for (int i = 0; i < n; i++) {
+      out.printf(Locale.ROOT, "FINAL %d %d%n", i, regs.get(i).weight());
     }
     MemoryMXBean mem = ManagementFactory.getMemoryMXBean();
     long heap = Long.MAX_VALUE;
