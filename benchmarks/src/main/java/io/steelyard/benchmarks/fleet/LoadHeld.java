@@ -71,19 +71,32 @@ public final class LoadHeld {
       int lastWeightsWrong, String agentStats, int clientThreads, double clientCpuPercent, int etcdWatches) {}
 
   public static void main(String[] args) throws Exception {
-    int n = intArg(args, "--registrations", 1_000);
-    int services = intArg(args, "--services", 20);
-    int watchers = intArg(args, "--watchers", 50);
-    int rate = intArg(args, "--rate", 200);
-    int seconds = intArg(args, "--seconds", 20);
-    int ttl = intArg(args, "--ttl", 10);
-    int runs = intArg(args, "--runs", 1);
+    int n;
+    int services;
+    int watchers;
+    int rate;
+    int seconds;
+    int ttl;
+    int runs;
+    try {
+      n = intArg(args, "--registrations", 1_000);
+      services = intArg(args, "--services", 20);
+      watchers = intArg(args, "--watchers", 50);
+      rate = intArg(args, "--rate", 200);
+      seconds = intArg(args, "--seconds", 20);
+      ttl = intArg(args, "--ttl", 10);
+      runs = intArg(args, "--runs", 1);
+    } catch (NumberFormatException e) {
+      System.err.println("LoadHeld: not an integer: " + e.getMessage());
+      System.exit(2);
+      return;
+    }
     String lease = stringArg(args, "--lease", "shared");
     String mode = stringArg(args, "--mode", "both");
-    if (n < services || watchers < services || rate < 1 || seconds < 1 || runs < 1
+    if (n < services || watchers < services || services < 1 || rate < 1 || seconds < 1 || runs < 1 || ttl < 2
         || !List.of("direct", "proxy", "both").contains(mode) || !List.of("shared", "separate").contains(lease)) {
-      System.err.println("LoadHeld: need registrations >= services <= watchers, rate, seconds, runs >= 1,"
-          + " --mode direct|proxy|both, --lease shared|separate");
+      System.err.println("LoadHeld: need 1 <= services <= registrations and watchers; rate, seconds, runs >= 1;"
+          + " ttl >= 2; --mode direct|proxy|both; --lease shared|separate");
       System.exit(2);
     }
     List<Result> results = new ArrayList<>();
