@@ -11,6 +11,7 @@ import io.steelyard.testkit.EtcdCluster;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
@@ -63,18 +64,17 @@ class RestoredEtcdIT {
   }
 
   /** Retries only while etcd answers nothing; the value is the same each time. */
-  private static long putOnceServing(Client c, String key, String value) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-    while (true) {
-      try {
-        return put(c, key, value);
-      } catch (AssertionError e) {
-        if (System.nanoTime() > deadline) {
-          throw e;
-        }
-        Thread.sleep(200);
-      }
-    }
+  private static long putOnceServing(Client c, String key, String value) {
+    return await("put " + key + " once etcd serves")
+        .atMost(Duration.ofSeconds(30))
+        .pollInterval(Duration.ofMillis(200))
+        .until(() -> {
+          try {
+            return put(c, key, value);
+          } catch (AssertionError e) { // put's bounded failure: etcd not serving yet
+            return null;
+          }
+        }, Objects::nonNull);
   }
 
   private static Map<String, Integer> weights(ServiceWatcher w) {

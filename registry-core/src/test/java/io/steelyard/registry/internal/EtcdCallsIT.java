@@ -23,6 +23,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
@@ -200,9 +201,10 @@ class EtcdCallsIT {
   @Test
   void aPeerThatNeverAnswersTimesOutAsynchronously() throws IOException {
     try (ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+      CountDownLatch testOver = new CountDownLatch(1);
       Thread acceptor = new Thread(() -> {
         try (Socket s = silent.accept()) {
-          Thread.sleep(Long.MAX_VALUE);
+          testOver.await(); // holds the connection open and answers nothing
         } catch (IOException | InterruptedException e) {
           // test over
         }
@@ -217,7 +219,7 @@ class EtcdCallsIT {
           throw failureOf(get);
         });
       } finally {
-        acceptor.interrupt();
+        testOver.countDown();
       }
     }
   }
