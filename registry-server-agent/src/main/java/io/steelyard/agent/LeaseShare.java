@@ -21,7 +21,6 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import javax.annotation.Nullable;
@@ -445,20 +444,9 @@ final class LeaseShare {
   }
 
   private boolean post(Runnable task) {
-    try {
-      serial.execute(
-          () -> {
-            try {
-              task.run();
-            } catch (RuntimeException e) {
-              logger.error("Unexpected failure in the lease of {}", who, e);
-            }
-          });
-      return true;
-    } catch (RejectedExecutionException e) {
-      return false;
-    }
+    return RegistrationScheduler.post(serial, task, logger, "lease", who);
   }
+
 
   private CancellationException closedException() {
     return new CancellationException("lease of " + who + " closed");

@@ -1,8 +1,11 @@
 package io.steelyard.agent;
 
 import com.google.common.util.concurrent.ThreadFactoryBuilder;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
+import org.slf4j.Logger;
 
 /**
  * The scheduler every {@link ServiceRegistration} of the JVM runs on (unless a test injects its
@@ -16,6 +19,26 @@ final class RegistrationScheduler {
 
   static ScheduledExecutorService shared() {
     return Holder.INSTANCE;
+  }
+
+  /**
+   * Runs {@code task} on {@code serial}, logging (not propagating) a failure so that one bad task
+   * cannot stop the sequential executor; false if the scheduler no longer runs anything.
+   */
+  static boolean post(Executor serial, Runnable task, Logger logger, String kind, Object who) {
+    try {
+      serial.execute(
+          () -> {
+            try {
+              task.run();
+            } catch (RuntimeException e) {
+              logger.error("Unexpected failure in the {} of {}", kind, who, e);
+            }
+          });
+      return true;
+    } catch (RejectedExecutionException e) {
+      return false;
+    }
   }
 
   // Lazily, on first use: an application that never registers never starts the thread.

@@ -26,7 +26,6 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.Future;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -840,22 +839,10 @@ final class RegistrationStateMachine implements LeaseShare.User {
     return scheduler.schedule(hop, delayNanos, TimeUnit.NANOSECONDS);
   }
 
-  /** Runs {@code task} on serial; false if the scheduler no longer runs anything. */
   private boolean post(Runnable task) {
-    try {
-      serial.execute(
-          () -> {
-            try {
-              task.run();
-            } catch (RuntimeException e) {
-              logger.error("Unexpected failure in the registration of {}", who, e);
-            }
-          });
-      return true;
-    } catch (RejectedExecutionException e) {
-      return false;
-    }
+    return RegistrationScheduler.post(serial, task, logger, "registration", who);
   }
+
 
   private CancellationException closedException() {
     return new CancellationException("registration of " + who + " closed");
