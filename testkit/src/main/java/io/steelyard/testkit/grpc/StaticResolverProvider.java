@@ -7,12 +7,14 @@ import io.grpc.NameResolver;
 import io.grpc.NameResolverProvider;
 import io.grpc.NameResolverRegistry;
 import io.grpc.StatusOr;
+import io.grpc.SynchronizationContext;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.net.URI;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -29,14 +31,16 @@ import java.util.concurrent.ConcurrentHashMap;
  * }
  * }</pre>
  *
- * <p>Each resolver started for a name delivers that name's list once, as registered at the time
- * the channel starts resolving. It produces {@link InetSocketAddress}es. Thread-safe.
+ * <p>Each resolver started for a name delivers that name's list as registered at the time the
+ * channel starts resolving, and again each time {@link #update} changes it (as the etcd watch
+ * delivers a new registration). It produces {@link InetSocketAddress}es. Thread-safe.
  */
 public final class StaticResolverProvider extends NameResolverProvider implements AutoCloseable {
 
   private final String scheme;
   private final NameResolverRegistry registry;
   private final Map<String, List<EquivalentAddressGroup>> targets = new ConcurrentHashMap<>();
+  private final Map<String, Set<Running>> running = new ConcurrentHashMap<>();
 
   private StaticResolverProvider(String scheme, NameResolverRegistry registry) {
     this.scheme = requireNonNull(scheme, "scheme");
@@ -60,6 +64,19 @@ public final class StaticResolverProvider extends NameResolverProvider implement
     return scheme + ":///" + name;
   }
 
+  /**
+   * Replaces the list of {@code name} (registered by {@link #target}) and delivers it to every
+   * running resolver of that name, each in its channel's synchronization context.
+   */
+  public void update(String name, List<EquivalentAddressGroup> endpoints) {
+    if (targets.replace(requireNonNull(name, "name"), List.copyOf(endpoints)) == null) {
+      throw new IllegalArgumentException("name: " + name + " (expected: one registered by target())");
+    }
+    for (Running resolver : running.getOrDefault(name, Set.of())) {
+      resolver.syncContext.execute(resolver::deliver);
+    }
+  }
+
   /** Removes this provider from the registry; channels already built keep their resolvers. */
   @Override
   public void close() {
@@ -71,27 +88,53 @@ public final class StaticResolverProvider extends NameResolverProvider implement
     if (!scheme.equals(targetUri.getScheme()) || targetUri.getPath() == null) {
       return null;
     }
-    List<EquivalentAddressGroup> endpoints = targets.get(targetUri.getPath().substring(1));
-    if (endpoints == null) {
+    String name = targetUri.getPath().substring(1);
+    if (!targets.containsKey(name)) {
       return null;
     }
-    return new NameResolver() {
-      @Override
-      public String getServiceAuthority() {
-        return "localhost";
-      }
+    return new Running(name, args.getSynchronizationContext());
+  }
 
-      @Override
-      public void start(Listener2 listener) {
+  /** A resolver of one channel; started and shut down in that channel's sync context. */
+  private final class Running extends NameResolver {
+    private final String name;
+    private final SynchronizationContext syncContext;
+    private Listener2 listener; // set in start, in syncContext
+
+    Running(String name, SynchronizationContext syncContext) {
+      this.name = name;
+      this.syncContext = syncContext;
+    }
+
+    @Override
+    public String getServiceAuthority() {
+      return "localhost";
+    }
+
+    @Override
+    public void start(Listener2 listener) {
+      this.listener = listener;
+      running.computeIfAbsent(name, n -> ConcurrentHashMap.newKeySet()).add(this);
+      deliver();
+    }
+
+    private void deliver() {
+      if (listener != null) {
         listener.onResult2(
             ResolutionResult.newBuilder()
-                .setAddressesOrError(StatusOr.fromValue(endpoints))
+                .setAddressesOrError(StatusOr.fromValue(targets.get(name)))
                 .build());
       }
+    }
 
-      @Override
-      public void shutdown() {}
-    };
+    @Override
+    public void shutdown() {
+      Set<Running> resolvers = running.get(name);
+      if (resolvers != null) {
+        resolvers.remove(this);
+      }
+      listener = null;
+    }
   }
 
   @Override

@@ -1,6 +1,7 @@
 package io.steelyard.testkit.grpc;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.grpc.EquivalentAddressGroup;
@@ -47,6 +48,42 @@ class GrpcFixturesTest {
       } finally {
         channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
       }
+    }
+  }
+
+  @Test
+  void anUpdateReachesTheRunningChannel() throws InterruptedException {
+    try (StaticResolverProvider resolver = StaticResolverProvider.register("fixtures-update");
+        RecordingLoadBalancerProvider recording =
+            RecordingLoadBalancerProvider.register("fixtures_update")) {
+      ManagedChannel channel =
+          Grpc.newChannelBuilder(
+                  resolver.target("svc", ENDPOINTS.subList(0, 1)), InsecureChannelCredentials.create())
+              .defaultLoadBalancingPolicy(recording.getPolicyName())
+              .build();
+      try {
+        channel.getState(true);
+        await().atMost(Duration.ofSeconds(10)).until(() -> recording.latest("localhost", 0) != null);
+
+        resolver.update("svc", ENDPOINTS);
+
+        await()
+            .atMost(Duration.ofSeconds(10))
+            .until(() -> recording.latest("localhost", 0).equals(ENDPOINTS));
+        assertThat(recording.recorders("localhost").get(0).updates())
+            .containsExactly(ENDPOINTS.subList(0, 1), ENDPOINTS);
+      } finally {
+        channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+      }
+    }
+  }
+
+  @Test
+  void anUpdateOfANameNeverRegisteredIsRefused() {
+    try (StaticResolverProvider resolver = StaticResolverProvider.register("fixtures-unknown")) {
+      assertThatThrownBy(() -> resolver.update("nope", ENDPOINTS))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("nope");
     }
   }
 
