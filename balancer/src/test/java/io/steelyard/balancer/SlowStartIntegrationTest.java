@@ -50,9 +50,9 @@ class SlowStartIntegrationTest {
   /**
    * What the joiner's share of sequential calls should be, from the start time of each call after
    * the join: in the first second ({@code early}), from 1.5 s to 3 s ({@code middle}) and from
-   * 4.5 s to 5.5 s, after the 4 s window ({@code late}). {@code minCalls} per period, fewer and the
-   * test is skipped (the machine is too loaded to judge); random policies need more calls for the
-   * same bounds.
+   * 4.5 s to 7 s, after the 4 s window ({@code late}). {@code minCalls} per period, fewer and the
+   * test is skipped (the machine is too loaded to judge: 44 sequential calls a second have been
+   * seen at a load average of 50 on 2 cores); random policies need more calls for the same bounds.
    */
   record Expectation(
       String policy,
@@ -75,12 +75,12 @@ class SlowStartIntegrationTest {
         // second (at most 11 % of the calls), 38 %..75 % in the middle (16 %..27 %), then a third.
         Arguments.of(new Expectation("weighted_round_robin_static", true, 30, 0.13, 0.13, 0.30, 0.30, 0.37)),
         // The same shares in expectation (early about 7.5 %, middle about 22 %), drawn at random:
-        // bounds about 3 standard deviations wide at 200 calls.
-        Arguments.of(new Expectation("weighted_random", false, 200, 0.16, 0.12, 0.34, 0.23, 0.44)),
+        // bounds about 3 standard deviations wide at 100 calls.
+        Arguments.of(new Expectation("weighted_random", false, 100, 0.17, 0.10, 0.36, 0.20, 0.47)),
         // Two distinct candidates drawn by weight, the lower (outstanding + 1) / weight wins: with
         // every server idle a ramping joiner loses every comparison, so it gets (almost) nothing
         // until its weight is full, then a third. Under load it rises: benchmark scenario (e).
-        Arguments.of(new Expectation("weighted_least_request", false, 200, 0.03, 0.0, 0.03, 0.23, 0.44)));
+        Arguments.of(new Expectation("weighted_least_request", false, 100, 0.03, 0.0, 0.03, 0.20, 0.47)));
   }
 
   @BeforeAll
@@ -139,14 +139,14 @@ class SlowStartIntegrationTest {
     resolver.update(expected.policy(), all);
     // Each call's start (ms after c joined) and whether c answered it, until after the window.
     List<long[]> calls = new ArrayList<>();
-    long end = TimeUnit.MILLISECONDS.toNanos(WINDOW_MILLIS + 1_500);
+    long end = TimeUnit.MILLISECONDS.toNanos(WINDOW_MILLIS + 3_000);
     for (long t; (t = System.nanoTime() - joined) < end; ) {
       calls.add(new long[] {t / 1_000_000, call().equals("c") ? 1 : 0});
     }
 
     double early = share(calls, 0, 1_000, expected.minCalls());
     double middle = share(calls, 1_500, 3_000, expected.minCalls());
-    double late = share(calls, WINDOW_MILLIS + 500, WINDOW_MILLIS + 1_500, expected.minCalls());
+    double late = share(calls, WINDOW_MILLIS + 500, WINDOW_MILLIS + 3_000, expected.minCalls());
     assertThat(early).isLessThan(expected.earlyMax());
     assertThat(middle).isBetween(expected.middleMin(), expected.middleMax());
     assertThat(late).isBetween(expected.lateMin(), expected.lateMax());
