@@ -90,30 +90,20 @@ record Scenario(
           List.of(CapacityMix.EQUAL));
 
   static final Scenario SERVER_FAILS_ALL =
-      new Scenario(
+      failing(
           "f",
           "a server fails every call from mid-run",
-          true,
           (mix, backends) -> backends.get(mix.largest()).setFailureRatio(1.0),
-          false,
           null,
-          null,
-          Table.FAILING,
-          Policy.EJECTION,
-          List.of(CapacityMix.EQUAL));
+          null);
 
   static final Scenario MOST_FAIL_BRIEFLY =
-      new Scenario(
+      failing(
           "g",
           BLIP_SERVERS + " of 4 servers fail every call for " + BLIP_LENGTH.toSeconds() + " s mid-run",
-          true,
           (mix, backends) -> setFailing(backends, 1.0),
-          false,
           BLIP_LENGTH,
-          (mix, backends) -> setFailing(backends, 0.0),
-          Table.FAILING,
-          Policy.EJECTION,
-          List.of(CapacityMix.EQUAL));
+          (mix, backends) -> setFailing(backends, 0.0));
 
   /** Every scenario of the default run; add one here and it runs for every mix and policy. */
   static final List<Scenario> ALL =
@@ -131,6 +121,17 @@ record Scenario(
       BiConsumer<CapacityMix, List<CapacityBackend>> event) {
     return new Scenario(
         id, title, weightsKnown, event, false, null, null, Table.STEADY, List.of(), List.of());
+  }
+
+  /** Servers fail calls: ejection and the panic threshold compared, on the equal mix. */
+  private static Scenario failing(
+      String id, String title,
+      BiConsumer<CapacityMix, List<CapacityBackend>> event,
+      Duration eventLength,
+      BiConsumer<CapacityMix, List<CapacityBackend>> eventEnd) {
+    return new Scenario(
+        id, title, true, event, false, eventLength, eventEnd, Table.FAILING, Policy.EJECTION,
+        List.of(CapacityMix.EQUAL));
   }
 
   /** The first {@link #BLIP_SERVERS} servers fail every call (1.0) or none (0.0). */
