@@ -1,5 +1,6 @@
 package io.steelyard.testkit.grpc;
 
+import static com.google.common.base.Preconditions.checkArgument;
 import static java.util.Objects.requireNonNull;
 
 import io.grpc.EquivalentAddressGroup;
@@ -16,6 +17,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import javax.annotation.Nullable;
 
 /**
  * A name resolver for {@code SCHEME:///NAME} targets that answers with a fixed list of endpoints
@@ -32,8 +34,16 @@ import java.util.concurrent.ConcurrentHashMap;
  * }</pre>
  *
  * <p>Each resolver started for a name delivers that name's list as registered at the time the
- * channel starts resolving, and again each time {@link #update} changes it (as the etcd watch
- * delivers a new registration). It produces {@link InetSocketAddress}es. Thread-safe.
+ * channel starts resolving, and again whenever the test {@linkplain #update updates} the name, as
+ * the etcd watch does when a server registers; each delivery runs in the channel's
+ * {@link SynchronizationContext}, as a real resolver's. It produces {@link InetSocketAddress}es.
+ * Thread-safe.
+ *
+ * <pre>{@code
+ * String target = resolver.target("greeter", List.of(a, b));
+ * ManagedChannel channel = ...;                    // resolves to a and b
+ * resolver.update("greeter", List.of(a, b, c));    // every running resolver of "greeter" gets c
+ * }</pre>
  */
 public final class StaticResolverProvider extends NameResolverProvider implements AutoCloseable {
 
@@ -65,15 +75,17 @@ public final class StaticResolverProvider extends NameResolverProvider implement
   }
 
   /**
-   * Replaces the list of {@code name} (registered by {@link #target}) and delivers it to every
-   * running resolver of that name, each in its channel's synchronization context.
+   * Replaces the endpoints of {@code name} and delivers them to every running resolver of it, each
+   * in its channel's synchronization context; channels that start resolving later get them too.
+   *
+   * @throws IllegalArgumentException if {@code name} was never registered with {@link #target}
    */
   public void update(String name, List<EquivalentAddressGroup> endpoints) {
-    if (targets.replace(requireNonNull(name, "name"), List.copyOf(endpoints)) == null) {
-      throw new IllegalArgumentException("name: " + name + " (expected: one registered by target())");
-    }
-    for (Running resolver : running.getOrDefault(name, Set.of())) {
-      resolver.syncContext.execute(resolver::deliver);
+    List<EquivalentAddressGroup> next = List.copyOf(endpoints);
+    checkArgument(targets.replace(requireNonNull(name, "name"), next) != null,
+        "name: %s (expected: registered with target())", name);
+    for (Running r : running.getOrDefault(name, Set.of())) {
+      r.syncContext.execute(() -> r.deliver(targets.get(name)));
     }
   }
 
@@ -95,11 +107,11 @@ public final class StaticResolverProvider extends NameResolverProvider implement
     return new Running(name, args.getSynchronizationContext());
   }
 
-  /** A resolver of one channel; started and shut down in that channel's sync context. */
+  /** One channel's resolver of a name; delivers in the channel's synchronization context. */
   private final class Running extends NameResolver {
-    private final String name;
-    private final SynchronizationContext syncContext;
-    private Listener2 listener; // set in start, in syncContext
+    final String name;
+    final SynchronizationContext syncContext;
+    @Nullable private Listener2 listener; // set in start(), in the synchronization context
 
     Running(String name, SynchronizationContext syncContext) {
       this.name = name;
@@ -115,25 +127,26 @@ public final class StaticResolverProvider extends NameResolverProvider implement
     public void start(Listener2 listener) {
       this.listener = listener;
       running.computeIfAbsent(name, n -> ConcurrentHashMap.newKeySet()).add(this);
-      deliver();
+      deliver(targets.get(name));
     }
 
-    private void deliver() {
+    /** In the synchronization context. */
+    void deliver(List<EquivalentAddressGroup> endpoints) {
       if (listener != null) {
         listener.onResult2(
             ResolutionResult.newBuilder()
-                .setAddressesOrError(StatusOr.fromValue(targets.get(name)))
+                .setAddressesOrError(StatusOr.fromValue(endpoints))
                 .build());
       }
     }
 
     @Override
     public void shutdown() {
-      Set<Running> resolvers = running.get(name);
-      if (resolvers != null) {
-        resolvers.remove(this);
-      }
       listener = null;
+      Set<Running> of = running.get(name);
+      if (of != null) {
+        of.remove(this);
+      }
     }
   }
 

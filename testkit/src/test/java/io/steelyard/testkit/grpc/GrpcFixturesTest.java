@@ -52,39 +52,48 @@ class GrpcFixturesTest {
   }
 
   @Test
-  void anUpdateReachesTheRunningChannel() throws InterruptedException {
+  void anUpdateReachesTheRunningResolverOfThatNameOnly() throws InterruptedException {
     try (StaticResolverProvider resolver = StaticResolverProvider.register("fixtures-update");
         RecordingLoadBalancerProvider recording =
             RecordingLoadBalancerProvider.register("fixtures_update")) {
-      ManagedChannel channel =
-          Grpc.newChannelBuilder(
-                  resolver.target("svc", ENDPOINTS.subList(0, 1)), InsecureChannelCredentials.create())
-              .defaultLoadBalancingPolicy(recording.getPolicyName())
-              .build();
+      ManagedChannel updated = channel(resolver.target("updated", ENDPOINTS), recording);
+      ManagedChannel other = channel(resolver.target("other", ENDPOINTS), recording);
       try {
-        channel.getState(true);
-        await().atMost(Duration.ofSeconds(10)).until(() -> recording.latest("localhost", 0) != null);
+        await().atMost(Duration.ofSeconds(10)).until(() ->
+            recording.latest("localhost", 0) != null && recording.latest("localhost", 1) != null);
 
-        resolver.update("svc", ENDPOINTS);
+        resolver.update("updated", ENDPOINTS.subList(1, 2));
 
-        await()
-            .atMost(Duration.ofSeconds(10))
-            .until(() -> recording.latest("localhost", 0).equals(ENDPOINTS));
-        assertThat(recording.recorders("localhost").get(0).updates())
-            .containsExactly(ENDPOINTS.subList(0, 1), ENDPOINTS);
+        await().atMost(Duration.ofSeconds(10)).until(() ->
+            recording.recorders("localhost").stream().anyMatch(r -> r.updates().size() == 2));
+        assertThat(recording.recorders("localhost"))
+            .extracting(r -> r.updates().get(r.updates().size() - 1))
+            .containsExactlyInAnyOrder(ENDPOINTS, ENDPOINTS.subList(1, 2));
+        assertThat(recording.recorders("localhost"))
+            .extracting(r -> r.updates().size())
+            .containsExactlyInAnyOrder(1, 2);
       } finally {
-        channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        updated.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        other.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
       }
     }
   }
 
   @Test
-  void anUpdateOfANameNeverRegisteredIsRefused() {
+  void updatingANameNeverRegisteredIsAnError() {
     try (StaticResolverProvider resolver = StaticResolverProvider.register("fixtures-unknown")) {
-      assertThatThrownBy(() -> resolver.update("nope", ENDPOINTS))
+      assertThatThrownBy(() -> resolver.update("nobody", ENDPOINTS))
           .isInstanceOf(IllegalArgumentException.class)
-          .hasMessageContaining("nope");
+          .hasMessage("name: nobody (expected: registered with target())");
     }
+  }
+
+  private static ManagedChannel channel(String target, RecordingLoadBalancerProvider policy) {
+    ManagedChannel channel = Grpc.newChannelBuilder(target, InsecureChannelCredentials.create())
+        .defaultLoadBalancingPolicy(policy.getPolicyName())
+        .build();
+    channel.getState(true);
+    return channel;
   }
 
   @Test
