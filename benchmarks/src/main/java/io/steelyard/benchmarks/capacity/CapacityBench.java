@@ -27,10 +27,13 @@ import java.util.stream.Collectors;
  * scripts/bench-capacity                                  # everything (about 15 min)
  * scripts/bench-capacity --scenarios c --mixes steep      # one cell
  * scripts/bench-capacity --policies weighted_least_request,round_robin --measured 6s
+ * scripts/bench-capacity --scenarios e,f,g --measured 9s  # slow start, ejection, panic
  * </pre>
  *
  * To add a scenario, a mix or a policy, add it to {@link Scenario#ALL}, {@link CapacityMix#ALL}
- * or {@link Policy#ALL}: the run, the tables and the charts pick it up.
+ * or {@link Policy#ALL}: the run, the tables and the charts pick it up. The scenarios of {@link
+ * Scenario#SELECTABLE} run only when named, each with its own policies and mixes (which {@code
+ * --policies} and {@code --mixes} replace when given).
  */
 public final class CapacityBench {
 
@@ -69,14 +72,16 @@ public final class CapacityBench {
   public static void main(String[] args) throws Exception {
     Settings settings = Settings.defaults();
     List<Scenario> scenarios = Scenario.ALL;
-    List<CapacityMix> mixes = CapacityMix.ALL;
-    List<Policy> policies = Policy.ALL;
+    List<Scenario> known = new ArrayList<>(Scenario.ALL);
+    known.addAll(Scenario.SELECTABLE);
+    List<CapacityMix> mixes = null; // each scenario's own
+    List<Policy> policies = null; // each scenario's own
     for (int i = 0; i < args.length; i++) {
       String value = i + 1 < args.length ? args[i + 1] : null;
       switch (args[i]) {
-        case "--scenarios" -> scenarios = select(Scenario.ALL, Scenario::id, value);
+        case "--scenarios" -> scenarios = select(known, Scenario::id, value);
         case "--mixes" -> mixes = select(CapacityMix.ALL, CapacityMix::name, value);
-        case "--policies" -> policies = select(Policy.ALL, Policy::label, value);
+        case "--policies" -> policies = select(Policy.all(), Policy::label, value);
         case "--load" -> settings = with(settings, "load", value);
         case "--service-time" -> settings = with(settings, "service", value);
         case "--deadline" -> settings = with(settings, "deadline", value);
@@ -90,11 +95,15 @@ public final class CapacityBench {
     Files.createDirectories(settings.charts());
     Files.createDirectories(settings.results());
 
+    int runs = 0;
+    for (Scenario scenario : scenarios) {
+      runs += mixesOf(scenario, mixes).size() * policiesOf(scenario, policies).size();
+    }
     System.out.printf(
         Locale.ROOT,
-        "capacity benchmark: %d scenarios x %d mixes x %d policies, load %.0f %%, service time %d ms,"
+        "capacity benchmark: %d scenarios, %d runs, load %.0f %%, service time %d ms,"
             + " deadline %d ms, warm-up %d s + measured %d s per run, started %s%n",
-        scenarios.size(), mixes.size(), policies.size(), settings.load() * 100,
+        scenarios.size(), runs, settings.load() * 100,
         settings.serviceTime().toMillis(), settings.deadline().toMillis(),
         settings.warmup().toSeconds(), settings.measured().toSeconds(), Instant.now());
 
@@ -113,17 +122,18 @@ public final class CapacityBench {
       CapacityRun runner = new CapacityRun(settings, resolver, replies, sampler);
       int index = 0;
       for (Scenario scenario : scenarios) {
-        for (CapacityMix mix : mixes) {
+        for (CapacityMix mix : mixesOf(scenario, mixes)) {
           List<RunResult> cell = new ArrayList<>();
-          for (Policy policy : policies) {
+          for (Policy policy : policiesOf(scenario, policies)) {
             RunResult result = runner.run(scenario, mix, policy, index++);
             RunResult.Summary whole = result.whole();
             System.out.printf(
                 Locale.ROOT,
                 "  (%s) %-9s %-34s p50 %7.1f  p99 %7.1f  max %7.1f ms  failed %5d/%d"
-                    + "  (generator late by %.1f ms at worst%s)%n",
+                    + "  (load average %.1f; generator late by %.1f ms at worst%s)%n",
                 scenario.id(), mix.name(), policy.label(), whole.p50Millis(), whole.p99Millis(),
-                whole.maxMillis(), whole.failures(), whole.calls(), runner.lastMaxLagMillis,
+                whole.maxMillis(), whole.failures(), whole.calls(), result.loadAverage,
+                runner.lastMaxLagMillis,
                 runner.lastIncomplete == 0 ? "" : "; " + runner.lastIncomplete + " calls never ended");
             cell.add(result);
           }
@@ -140,6 +150,22 @@ public final class CapacityBench {
     Files.writeString(settings.results().resolve("results.md"), report, StandardCharsets.UTF_8);
     System.out.println();
     System.out.println(report);
+  }
+
+  /** The mixes chosen on the command line, else the scenario's own, else every mix. */
+  private static List<CapacityMix> mixesOf(Scenario scenario, List<CapacityMix> chosen) {
+    if (chosen != null) {
+      return chosen;
+    }
+    return scenario.mixes().isEmpty() ? CapacityMix.ALL : scenario.mixes();
+  }
+
+  /** The policies chosen on the command line, else the scenario's own, else every policy. */
+  private static List<Policy> policiesOf(Scenario scenario, List<Policy> chosen) {
+    if (chosen != null) {
+      return chosen;
+    }
+    return scenario.policies().isEmpty() ? Policy.ALL : scenario.policies();
   }
 
   private static <T> List<T> select(

@@ -2,6 +2,7 @@ package io.steelyard.benchmarks.capacity;
 
 import io.grpc.CallOptions;
 import io.grpc.ClientCall;
+import io.grpc.EquivalentAddressGroup;
 import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
@@ -9,6 +10,10 @@ import io.grpc.stub.ClientCalls;
 import io.grpc.stub.StreamObserver;
 import io.steelyard.testkit.grpc.CapacityBackend;
 import io.steelyard.testkit.grpc.StaticResolverProvider;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
 import java.util.Random;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -33,6 +38,9 @@ final class CapacityRun {
   /** Calls of the last run still open long after their deadline (a starved machine), if any. */
   volatile int lastIncomplete;
 
+  /** The machine's 1-minute load average at the end of the last run (NaN where unknown). */
+  volatile double lastLoadAverage = Double.NaN;
+
   CapacityRun(
       CapacityBench.Settings settings,
       StaticResolverProvider resolver,
@@ -50,17 +58,20 @@ final class CapacityRun {
     long seed = 31L * scenario.id().hashCode() + mix.name().hashCode();
     try (Fleet fleet =
         new Fleet(mix, scenario, settings.serviceTime(), replies, sampler, seed)) {
+      String name = "run-" + runIndex;
+      List<EquivalentAddressGroup> all = fleet.endpoints();
+      // A joining server is not in the first resolution: the resolver delivers it at the event.
+      List<EquivalentAddressGroup> first = scenario.joins() ? all.subList(0, all.size() - 1) : all;
+      Runnable join = scenario.joins() ? () -> resolver.update(name, all) : () -> {};
       ManagedChannel channel =
-          Grpc.newChannelBuilder(
-                  resolver.target("run-" + runIndex, fleet.endpoints()),
-                  InsecureChannelCredentials.create())
+          Grpc.newChannelBuilder(resolver.target(name, first), InsecureChannelCredentials.create())
               .defaultServiceConfig(policy.serviceConfig())
               .directExecutor()
               .build();
       try {
         ClientCalls.blockingUnaryCall(
             channel, CapacityBackend.METHOD, CallOptions.DEFAULT.withDeadlineAfter(10, TimeUnit.SECONDS), "");
-        return measure(scenario, mix, policy, fleet, channel, seed);
+        return measure(scenario, mix, policy, fleet, channel, join, seed);
       } finally {
         channel.shutdownNow();
         channel.awaitTermination(5, TimeUnit.SECONDS);
@@ -69,7 +80,13 @@ final class CapacityRun {
   }
 
   private RunResult measure(
-      Scenario scenario, CapacityMix mix, Policy policy, Fleet fleet, ManagedChannel channel, long seed)
+      Scenario scenario,
+      CapacityMix mix,
+      Policy policy,
+      Fleet fleet,
+      ManagedChannel channel,
+      Runnable join,
+      long seed)
       throws InterruptedException {
     double ratePerSecond =
         settings.load() * mix.totalWorkers() / (settings.serviceTime().toNanos() / 1e9);
@@ -124,8 +141,18 @@ final class CapacityRun {
         scenario.event() == null
             ? null
             : sampler.schedule(
-                () -> scenario.event().accept(mix, fleet.backends),
+                () -> {
+                  scenario.event().accept(mix, fleet.backends);
+                  join.run();
+                },
                 start + eventAtNanos - System.nanoTime(),
+                TimeUnit.NANOSECONDS);
+    ScheduledFuture<?> eventEnd =
+        scenario.eventEnd() == null
+            ? null
+            : sampler.schedule(
+                () -> scenario.eventEnd().accept(mix, fleet.backends),
+                start + eventAtNanos + scenario.eventLength().toNanos() - System.nanoTime(),
                 TimeUnit.NANOSECONDS);
 
     long maxLag = 0;
@@ -177,9 +204,12 @@ final class CapacityRun {
       Thread.sleep(10);
     }
     bucketTask.cancel(false);
-    if (event != null) {
-      event.cancel(false);
+    for (ScheduledFuture<?> task : java.util.Arrays.asList(event, eventEnd)) {
+      if (task != null) {
+        task.cancel(false);
+      }
     }
+    lastLoadAverage = loadAverage();
     lastMaxLagMillis = maxLag / 1e6;
     lastIncomplete = total - done.get();
     if (lastIncomplete > 0) {
@@ -213,6 +243,19 @@ final class CapacityRun {
         java.util.Arrays.copyOfRange(offsets, first, total),
         java.util.Arrays.copyOfRange(latency, first, total),
         java.util.Arrays.copyOfRange(failed, first, total),
-        serverArrivals);
+        serverArrivals,
+        lastLoadAverage);
+  }
+
+  /**
+   * The 1-minute load average from {@code /proc/loadavg} (Linux): the machine is shared, and a
+   * run's figures are read next to it.
+   */
+  private static double loadAverage() {
+    try {
+      return Double.parseDouble(Files.readString(Path.of("/proc/loadavg")).split(" ")[0]);
+    } catch (IOException | RuntimeException e) {
+      return Double.NaN;
+    }
   }
 }

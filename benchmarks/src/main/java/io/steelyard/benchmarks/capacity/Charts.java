@@ -39,6 +39,7 @@ final class Charts {
   private static final Color[] POLICY_COLORS = {
     new Color(0x7f7f7f), new Color(0xbcbd22), new Color(0x17becf), new Color(0x9467bd),
     new Color(0x8c564b), new Color(0xd62728), new Color(0xff7f0e), new Color(0x1f77b4),
+    new Color(0x2ca02c),
   };
 
   private static final Color[] SERVER_COLORS = {
@@ -160,13 +161,22 @@ final class Charts {
     return chart;
   }
 
+  /** A dashed line at the event, and a dotted one at its end if it ends. */
   private static void markEvent(XYPlot plot, RunResult run) {
     if (run.scenario.event() != null) {
-      ValueMarker marker = new ValueMarker(run.eventAtNanos / 1e9);
-      marker.setPaint(Color.BLACK);
-      marker.setStroke(
-          new BasicStroke(1.5f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 1, new float[] {6, 4}, 0));
-      plot.addDomainMarker(marker);
+      plot.addDomainMarker(marker(run.eventAtNanos / 1e9, new float[] {6, 4}));
     }
+    if (run.scenario.eventLength() != null) {
+      double end = (run.eventAtNanos + run.scenario.eventLength().toNanos()) / 1e9;
+      plot.addDomainMarker(marker(end, new float[] {2, 3}));
+    }
+  }
+
+  private static ValueMarker marker(double seconds, float[] dash) {
+    ValueMarker marker = new ValueMarker(seconds);
+    marker.setPaint(Color.BLACK);
+    marker.setStroke(
+        new BasicStroke(1.5f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 1, dash, 0));
+    return marker;
   }
 }

@@ -1,5 +1,6 @@
 package io.steelyard.benchmarks.capacity;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 
@@ -13,6 +14,21 @@ final class Report {
 
   static String markdown(List<List<RunResult>> cells, CapacityBench.Settings settings) {
     StringBuilder out = new StringBuilder();
+    List<List<RunResult>> steady = new ArrayList<>();
+    for (List<RunResult> cell : cells) {
+      switch (cell.get(0).scenario.table()) {
+        case STEADY -> steady.add(cell);
+        case JOIN -> EventTables.join(cell, out);
+        case FAILING -> EventTables.failing(cell, out);
+      }
+    }
+    if (!steady.isEmpty()) {
+      steadyTables(steady, out);
+    }
+    return out.toString();
+  }
+
+  private static void steadyTables(List<List<RunResult>> cells, StringBuilder out) {
     String currentScenario = null;
     for (List<RunResult> cell : cells) {
       RunResult first = cell.get(0);
@@ -88,7 +104,6 @@ final class Report {
             with.whole().p99Millis(), without.whole().failures(), with.whole().failures()));
       }
     }
-    return out.toString();
   }
 
   private static RunResult find(List<RunResult> cell, String label) {

@@ -22,6 +22,8 @@ final class RunResult {
   final boolean[] failed;
   /** [bucket][server] calls received. */
   final long[][] serverArrivals;
+  /** The machine's 1-minute load average at the end of the run. */
+  final double loadAverage;
 
   RunResult(
       Scenario scenario,
@@ -33,7 +35,8 @@ final class RunResult {
       long[] arrivalNanos,
       long[] latencyNanos,
       boolean[] failed,
-      long[][] serverArrivals) {
+      long[][] serverArrivals,
+      double loadAverage) {
     this.scenario = scenario;
     this.mix = mix;
     this.policy = policy;
@@ -44,6 +47,7 @@ final class RunResult {
     this.latencyNanos = latencyNanos;
     this.failed = failed;
     this.serverArrivals = serverArrivals;
+    this.loadAverage = loadAverage;
   }
 
   int buckets() {
@@ -73,6 +77,7 @@ final class RunResult {
         failures,
         percentile(sorted, 0.50),
         percentile(sorted, 0.99),
+        percentile(sorted, 0.999),
         count == 0 ? 0 : sorted[count - 1] / 1e6,
         shares);
   }
@@ -130,6 +135,73 @@ final class RunResult {
     return -1;
   }
 
+  /** Calls arriving from the event on (to the end of the measured period). */
+  Summary afterEvent() {
+    return summary(eventAtNanos, measuredNanos);
+  }
+
+  /** Calls arriving in the {@code lengthNanos} after the event. */
+  Summary afterEvent(long lengthNanos) {
+    return summary(eventAtNanos, Math.min(measuredNanos, eventAtNanos + lengthNanos));
+  }
+
+  /** The bucket in which the event happens. */
+  int eventBucket() {
+    return (int) (eventAtNanos / bucketNanos);
+  }
+
+  /**
+   * The combined share of the servers the event touches ({@link Scenario#affected}) of the calls
+   * received in buckets {@code [from, to)}.
+   */
+  double affectedShare(int from, int to) {
+    double[] shares = shares(from, Math.min(to, buckets()));
+    double sum = 0;
+    for (int server : scenario.affected(mix)) {
+      sum += shares[server];
+    }
+    return sum;
+  }
+
+  /**
+   * Milliseconds from the event until the end of the first bucket in which the affected servers
+   * got under 5 % of the calls (ejected, in practice), or -1 if they never did.
+   */
+  double outMillis() {
+    int out = outBucket();
+    return out < 0 ? -1 : ((out + 1) * bucketNanos - eventAtNanos) / 1e6;
+  }
+
+  private int outBucket() {
+    for (int b = eventBucket(); b < buckets(); b++) {
+      if (affectedShare(b, b + 1) < 0.05) {
+        return b;
+      }
+    }
+    return -1;
+  }
+
+  /**
+   * After they were out ({@link #outMillis}): milliseconds from the end of the event (its start
+   * if it lasts) until the end of the first bucket in which the affected servers got at least half
+   * their share before the event again; -1 if never, NaN if they were never out.
+   */
+  double backMillis() {
+    int out = outBucket();
+    if (out < 0) {
+      return Double.NaN;
+    }
+    long eventEnd =
+        eventAtNanos + (scenario.eventLength() == null ? 0 : scenario.eventLength().toNanos());
+    double before = affectedShare(0, eventBucket());
+    for (int b = out + 1; b < buckets(); b++) {
+      if (affectedShare(b, b + 1) >= before / 2) {
+        return ((b + 1) * bucketNanos - eventEnd) / 1e6;
+      }
+    }
+    return -1;
+  }
+
   private static double percentile(long[] sorted, double q) {
     if (sorted.length == 0) {
       return Double.NaN;
@@ -140,5 +212,11 @@ final class RunResult {
 
   /** Figures over one window; latencies in milliseconds. */
   record Summary(
-      int calls, int failures, double p50Millis, double p99Millis, double maxMillis, double[] shares) {}
+      int calls,
+      int failures,
+      double p50Millis,
+      double p99Millis,
+      double p999Millis,
+      double maxMillis,
+      double[] shares) {}
 }

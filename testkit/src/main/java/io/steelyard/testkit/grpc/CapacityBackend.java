@@ -2,6 +2,7 @@ package io.steelyard.testkit.grpc;
 
 import static java.util.Objects.requireNonNull;
 
+import com.google.common.base.Ticker;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.ServerCall;
@@ -13,6 +14,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.Random;
 import java.util.concurrent.ScheduledExecutorService;
@@ -31,6 +33,7 @@ import java.util.concurrent.atomic.AtomicLong;
  *     .addService(backend.service()).build().start();
  * backend.setSlowdown(4);        // from now on, service times are 4x longer
  * backend.setFailureRatio(0.5);  // from now on, half the calls fail at once with UNAVAILABLE
+ * backend.startWarmUp(4, Duration.ofSeconds(4)); // cold: 4x slower now, normal again in 4 s
  * }</pre>
  *
  * <p><b>Overload is honest</b>: a call's worker and start time are fixed when it arrives (FCFS
@@ -76,6 +79,7 @@ public final class CapacityBackend {
   private final long serviceNanos;
   private final ScheduledExecutorService scheduler;
   private final Random random;
+  private final Ticker ticker;
 
   private final long[] freeAtNanos;
   private final AtomicLong arrivals = new AtomicLong();
@@ -83,6 +87,7 @@ public final class CapacityBackend {
   private final AtomicLong completions = new AtomicLong();
   private volatile double slowdown = 1.0;
   private volatile double failureRatio;
+  private volatile WarmUp warmUp = WarmUp.NONE;
 
   /**
    * A backend named {@code name} with {@code workers} workers of mean service time {@code
@@ -92,9 +97,20 @@ public final class CapacityBackend {
   public CapacityBackend(
       String name,
       int workers,
-      java.time.Duration serviceTime,
+      Duration serviceTime,
       ScheduledExecutorService scheduler,
       Random random) {
+    this(name, workers, serviceTime, scheduler, random, Ticker.systemTicker());
+  }
+
+  /** As above, with time read from {@code ticker} (a test's fake clock) instead of the system's. */
+  public CapacityBackend(
+      String name,
+      int workers,
+      Duration serviceTime,
+      ScheduledExecutorService scheduler,
+      Random random,
+      Ticker ticker) {
     if (workers < 1) {
       throw new IllegalArgumentException("workers: " + workers + " (expected: >= 1)");
     }
@@ -105,8 +121,9 @@ public final class CapacityBackend {
     this.serviceNanos = serviceTime.toNanos();
     this.scheduler = requireNonNull(scheduler, "scheduler");
     this.random = requireNonNull(random, "random");
+    this.ticker = requireNonNull(ticker, "ticker");
     this.freeAtNanos = new long[workers];
-    Arrays.fill(freeAtNanos, System.nanoTime()); // all free; compared by subtraction only
+    Arrays.fill(freeAtNanos, ticker.read()); // all free; compared by subtraction only
   }
 
   /** The name this backend replies with. */
@@ -134,6 +151,33 @@ public final class CapacityBackend {
     this.slowdown = factor;
   }
 
+  /**
+   * A cold start from now on (JIT still compiling, caches empty): service times of calls arriving
+   * now are {@code factor} times longer, falling linearly to normal over {@code duration}. It
+   * multiplies with {@link #setSlowdown}; a later call starts a new warm-up.
+   */
+  public void startWarmUp(double factor, Duration duration) {
+    if (!(factor >= 1)) {
+      throw new IllegalArgumentException("factor: " + factor + " (expected: >= 1)");
+    }
+    if (duration.isNegative() || duration.isZero()) {
+      throw new IllegalArgumentException("duration: " + duration + " (expected: > 0)");
+    }
+    this.warmUp = new WarmUp(ticker.read(), duration.toNanos(), factor);
+  }
+
+  /**
+   * What service times of calls arriving now are multiplied by: the {@linkplain #setSlowdown
+   * slowdown} times the {@linkplain #startWarmUp warm-up} factor left at this instant.
+   */
+  public double serviceTimeFactor() {
+    return serviceTimeFactor(ticker.read());
+  }
+
+  private double serviceTimeFactor(long now) {
+    return slowdown * warmUp.factorAt(now);
+  }
+
   /** From now on each arriving call fails at once with probability {@code ratio}. */
   public void setFailureRatio(double ratio) {
     if (!(ratio >= 0 && ratio <= 1)) {
@@ -159,7 +203,7 @@ public final class CapacityBackend {
 
   /** Workers busy at this instant, {@code 0..workers}. */
   public synchronized int busyWorkers() {
-    long now = System.nanoTime();
+    long now = ticker.read();
     int busy = 0;
     for (long freeAt : freeAtNanos) {
       if (freeAt - now > 0) {
@@ -174,7 +218,7 @@ public final class CapacityBackend {
    * are queueing. {@code backlog / workers} is the time to drain, in service times.
    */
   public synchronized double backlog() {
-    long now = System.nanoTime();
+    long now = ticker.read();
     long pending = 0;
     for (long freeAt : freeAtNanos) {
       pending += Math.max(0, freeAt - now);
@@ -182,9 +226,12 @@ public final class CapacityBackend {
     return pending / (double) serviceNanos;
   }
 
-  /** Reserves a worker for a call arriving now; returns the delay until its reply, in nanos. */
-  private long admit(long now) {
-    double factor = slowdown;
+  /**
+   * Reserves a worker for a call arriving at {@code now} (this backend's ticker time); returns
+   * the delay until its reply, in nanos.
+   */
+  long admit(long now) {
+    double factor = serviceTimeFactor(now);
     long service;
     synchronized (this) {
       service = (long) (serviceNanos * factor * (0.5 + random.nextDouble()));
@@ -210,6 +257,19 @@ public final class CapacityBackend {
     }
   }
 
+  /** A warm-up begun at {@code startNanos}: {@code factor} then, 1 from {@code durationNanos} on. */
+  private record WarmUp(long startNanos, long durationNanos, double factor) {
+    static final WarmUp NONE = new WarmUp(0, 1, 1.0);
+
+    double factorAt(long now) {
+      if (factor == 1.0) {
+        return 1.0;
+      }
+      double left = 1 - (now - startNanos) / (double) durationNanos;
+      return 1 + (factor - 1) * Math.max(0, Math.min(1, left));
+    }
+  }
+
   private final class Handler implements ServerCallHandler<String, String> {
     @Override
     public ServerCall.Listener<String> startCall(ServerCall<String, String> call, Metadata headers) {
@@ -223,7 +283,7 @@ public final class CapacityBackend {
             call.close(Status.UNAVAILABLE.withDescription(name + ": injected failure"), new Metadata());
             return;
           }
-          long delay = admit(System.nanoTime());
+          long delay = admit(ticker.read());
           scheduler.schedule(() -> reply(call), delay, TimeUnit.NANOSECONDS);
         }
       };
