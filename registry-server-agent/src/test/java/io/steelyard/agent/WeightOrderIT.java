@@ -1,0 +1,130 @@
+package io.steelyard.agent;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.steelyard.registry.EtcdConnection;
+import io.steelyard.testkit.EtcdCluster;
+import io.steelyard.testkit.FaultProxy;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * After the agent quiesces, etcd holds each registration's last weight set, and an acknowledged
+ * weight is never overwritten by an older one: the contract the LoadHeld benchmark found broken
+ * through etcd's gRPC proxy (docs/benchmarks.md, "Load held"). The agent reaches etcd through a
+ * {@link FaultProxy}, whose black hole holds its calls (a stalled proxy, a slow grant) and then
+ * delivers them in order.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class WeightOrderIT {
+
+  /** Long enough that no call held by the black hole times out in these tests. */
+  private static final Duration OPERATION_TIMEOUT = Duration.ofSeconds(30);
+
+  @RegisterExtension
+  static final EtcdCluster etcd = EtcdCluster.builder().backend(EtcdCluster.Backend.BINARY).build();
+
+  private static EtcdProbe probe;
+  private FaultProxy proxy;
+  private final List<AutoCloseable> opened = new CopyOnWriteArrayList<>();
+
+  @BeforeAll
+  static void connect() {
+    probe = new EtcdProbe(etcd.clientEndpoints());
+  }
+
+  @AfterAll
+  static void disconnect() {
+    probe.close();
+  }
+
+  @BeforeEach
+  void startProxy() {
+    URI member = etcd.clientEndpoints().get(0);
+    proxy = FaultProxy.start("agent", new InetSocketAddress(member.getHost(), member.getPort()));
+  }
+
+  @AfterEach
+  void closeEverything() throws Exception {
+    proxy.pass();
+    for (AutoCloseable c : opened) {
+      c.close();
+    }
+    proxy.close();
+  }
+
+  private SharedLease sharedLease(Duration ttl) {
+    SharedLease lease =
+        SharedLease.builder(EtcdConnection.of(proxy.uri("http").toString()))
+            .ttl(ttl)
+            .operationTimeout(OPERATION_TIMEOUT)
+            .build();
+    opened.add(0, lease); // closed after its registrations
+    return lease;
+  }
+
+  private ServiceRegistration registered(SharedLease lease, String address, int weight) throws Exception {
+    ServiceRegistration reg =
+        ServiceRegistration.builder(lease, "ordered", address)
+            .weight(weight)
+            .operationTimeout(OPERATION_TIMEOUT)
+            .build();
+    opened.add(reg);
+    reg.start().get(30, TimeUnit.SECONDS);
+    return reg;
+  }
+
+  @Test
+  void aWeightSetWhileTheLostLeaseIsRegisteredAgainReachesEtcd() throws Exception {
+    SharedLease lease = sharedLease(Duration.ofSeconds(3));
+    ServiceRegistration reg = registered(lease, "127.0.0.1:45001", 1);
+
+    // No keepalive answer within the TTL: the lease is lost, and the grant of the next one hangs.
+    proxy.blackhole();
+    await().atMost(Duration.ofSeconds(20))
+        .until(reg::state, s -> s == RegistrationState.RECOVERING);
+    reg.setWeight(7).get(5, TimeUnit.SECONDS); // only remembered, acknowledged at once
+    proxy.pass(); // the grant is answered, the key written again
+
+    await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(100)).ignoreExceptions()
+        .untilAsserted(() -> {
+          assertThat(reg.state()).isEqualTo(RegistrationState.REGISTERED);
+          assertThat(probe.lease(reg.key())).isEqualTo(lease.leaseId());
+          assertThat(probe.value(reg.key())).isEqualTo("127.0.0.1:45001|7");
+        });
+    assertThat(reg.weight()).isEqualTo(7);
+  }
+
+  @Test
+  void weightsSetInQuickSuccessionAreWrittenInOrderWithoutConflictingWithEachOther() throws Exception {
+    SharedLease lease = sharedLease(Duration.ofSeconds(30));
+    ServiceRegistration reg = registered(lease, "127.0.0.1:45002", 1);
+
+    // Both changes are issued while etcd's answers are held (a stalled proxy), then delivered.
+    proxy.blackhole();
+    CompletableFuture<Void> first = reg.setWeight(5);
+    CompletableFuture<Void> second = reg.setWeight(6);
+    await().atMost(Duration.ofSeconds(5)).until(reg::weight, w -> w == 6);
+    proxy.pass();
+
+    // Neither is reported as a conflict: the only writer of the key was the registration itself.
+    first.get(20, TimeUnit.SECONDS);
+    second.get(20, TimeUnit.SECONDS);
+    assertThat(probe.value(reg.key())).isEqualTo("127.0.0.1:45002|6");
+    assertThat(probe.lease(reg.key())).isEqualTo(lease.leaseId());
+    assertThat(reg.weight()).isEqualTo(6);
+  }
+}
