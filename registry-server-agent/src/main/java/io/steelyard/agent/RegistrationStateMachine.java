@@ -19,7 +19,9 @@ import io.steelyard.registry.internal.Backoff;
 import io.steelyard.registry.internal.EtcdCalls;
 import io.steelyard.registry.internal.EtcdErrors;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CancellationException;
@@ -29,6 +31,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
 import javax.annotation.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -116,6 +119,12 @@ final class RegistrationStateMachine implements LeaseShare.User {
   /** serial: the pending rewrite of a weight etcd could not be reached for (setWeight); at most one. */
   @Nullable private Future<?> weightRetry;
   private int weightRetryAttempt;
+  /** serial: answered once the last weight write queued is; each write waits for the one before. */
+  private CompletableFuture<Void> weightWrites = CompletableFuture.completedFuture(null);
+  /** serial: a write of the wanted weight is queued, not yet started (it takes weightWaiters). */
+  private boolean weightWriteQueued;
+  /** serial: setWeight futures answered by the next write of the wanted weight. */
+  private final List<CompletableFuture<Void>> weightWaiters = new ArrayList<>();
 
   RegistrationStateMachine(ServiceRegistrationBuilder b, LeaseShare share, boolean ownsShare) {
     this.service = b.service;
@@ -284,6 +293,7 @@ final class RegistrationStateMachine implements LeaseShare.User {
     int old = weight;
     weight = newWeight;
     cancelWeightRetry(); // this weight supersedes one still waiting for etcd
+    weightRetryAttempt = 0;
     if (states.state() != RegistrationState.REGISTERED) {
       logger.info(
           "Weight of {} will be {} (was {}) once registered (now {})",
@@ -291,25 +301,66 @@ final class RegistrationStateMachine implements LeaseShare.User {
       done.complete(null);
       return;
     }
+    weightWaiters.add(done);
+    queueWeightWrite();
+  }
+
+  /**
+   * The one rule for the weight in etcd: once registered, etcd is brought to {@link #weight} (the
+   * last one set, remembered or adopted), one write at a time and in the order asked. Queues a
+   * write of whatever {@code weight} is when its turn comes, unless one is queued already (it
+   * carries the newer weight too, and completes the setWeight futures waiting by then).
+   *
+   * <p>Why one at a time: two writes in flight read the same revision and guard on it, so the
+   * registration's own later write failed as a conflict and its weight was never written; and
+   * their order in etcd was not the order asked.
+   */
+  private void queueWeightWrite() {
+    if (weightWriteQueued) {
+      return;
+    }
+    weightWriteQueued = true;
+    afterWeightWrites(this::writeWantedWeight);
+  }
+
+  /** After {@link #queueWeightWrite}: the setWeight futures waiting are answered by this write. */
+  private CompletableFuture<?> writeWantedWeight() {
+    weightWriteQueued = false;
+    List<CompletableFuture<Void>> carried = new ArrayList<>(weightWaiters);
+    weightWaiters.clear();
+    if (closing.get()) {
+      carried.forEach(f -> f.completeExceptionally(closedException()));
+      return CompletableFuture.completedFuture(null);
+    }
+    if (states.state() != RegistrationState.REGISTERED) {
+      carried.forEach(f -> f.complete(null)); // remembered: the next registration writes it
+      return CompletableFuture.completedFuture(null);
+    }
+    int w = weight;
+    if (carried.isEmpty() && (w == etcdWeight || weightRetry != null)) {
+      return CompletableFuture.completedFuture(null); // nothing to write, or a retry is due (it writes the weight wanted then)
+    }
     long gen = generation;
-    writeWeight(newWeight, false).whenComplete((v, t) -> {
+    int old = etcdWeight;
+    return writeWeightNow(w, false).whenComplete((v, t) -> {
       if (t != null) {
-        retryWeightLater(gen, newWeight, t);
-        done.completeExceptionally(t);
+        carried.forEach(f -> f.completeExceptionally(t));
+        retryWeightLater(gen, w, t);
       } else {
-        logger.info("Weight of {} set to {} (was {}), lease {}", who, newWeight, old, Long.toHexString(leaseId));
-        done.complete(null);
+        weightRetryAttempt = 0;
+        logger.info("Weight of {} set to {} (was {}), lease {}", who, w, old, Long.toHexString(leaseId));
+        carried.forEach(f -> f.complete(null));
       }
     });
   }
 
   /**
-   * setWeight's write of {@code w} failed: when etcd could not be reached (not a refusal, not a
-   * conflict), write it again with backoff, renewing the client as a registration attempt does, as
-   * long as it is still the weight wanted, under the same lease, and etcd does not hold it yet. A
-   * lost lease needs nothing: the next registration writes the remembered weight. Without this,
-   * a weight set while the agent's connection was still coming back (just after an outage or a
-   * restore) would stay unwritten for as long as the lease lives.
+   * A weight write of ours failed: when etcd could not be reached (not a refusal, not a
+   * conflict), write the wanted weight again with backoff, renewing the client as a registration
+   * attempt does, as long as it is still the weight wanted, under the same lease, and etcd does
+   * not hold it yet. A lost lease needs nothing: the next registration writes the remembered
+   * weight. Without this, a weight set while the agent's connection was still coming back (just
+   * after an outage or a restore) would stay unwritten for as long as the lease lives.
    */
   private void retryWeightLater(long gen, int w, Throwable t) {
     if (EtcdErrors.classify(t) != RegistryException.Kind.UNAVAILABLE || !weightStillWanted(gen, w)) {
@@ -330,25 +381,15 @@ final class RegistrationStateMachine implements LeaseShare.User {
           w, who, attemptNow + 1, TimeUnit.NANOSECONDS.toMillis(delayNanos), LeaseKeeper.message(t));
     }
     cancelWeightRetry();
-    weightRetry = schedule(() -> rewriteWeight(gen, w), delayNanos);
+    weightRetry = schedule(() -> rewriteWeight(gen), delayNanos);
   }
 
-  private void rewriteWeight(long gen, int w) {
+  private void rewriteWeight(long gen) {
     weightRetry = null;
-    if (!weightStillWanted(gen, w)) {
-      weightRetryAttempt = 0;
+    if (gen != generation) {
       return;
     }
-    writeWeight(w, false).whenComplete((v, t) -> {
-      if (t != null) {
-        retryWeightLater(gen, w, t);
-      } else {
-        weightRetryAttempt = 0;
-        logger.info(
-            "Weight of {} set to {} once etcd could be reached again, lease {}",
-            who, w, Long.toHexString(leaseId));
-      }
-    });
+    queueWeightWrite();
   }
 
   private boolean weightStillWanted(long gen, int w) {
@@ -367,12 +408,62 @@ final class RegistrationStateMachine implements LeaseShare.User {
   }
 
   /**
+   * Runs {@code write} on serial once every weight write queued before it is answered; the next
+   * one waits for the future it returns (the write's answer).
+   */
+  private void afterWeightWrites(Supplier<CompletableFuture<?>> write) {
+    CompletableFuture<Void> turn = new CompletableFuture<>();
+    CompletableFuture<Void> previous = weightWrites;
+    weightWrites = turn;
+    previous.whenCompleteAsync(
+        (v, t) -> {
+          CompletableFuture<?> answered = CompletableFuture.completedFuture(null);
+          try {
+            answered = write.get();
+          } finally {
+            answered.whenComplete((v2, t2) -> turn.complete(null));
+          }
+        },
+        serial);
+  }
+
+  /**
+   * Writes {@code w} once the weight writes queued before it are answered (see {@link
+   * #queueWeightWrite}); for the weight source. Completes on serial.
+   */
+  private CompletableFuture<Void> writeWeight(int w, boolean onlyIfUnchanged) {
+    CompletableFuture<Void> done = new CompletableFuture<>();
+    afterWeightWrites(
+        () -> {
+          if (closing.get()) {
+            done.completeExceptionally(closedException());
+          } else if (states.state() != RegistrationState.REGISTERED) {
+            if (!weightSourcePaused()) {
+              weight = w; // remembered, as a sample taken while not registered is
+            }
+            done.complete(null);
+          } else {
+            writeWeightNow(w, onlyIfUnchanged).whenComplete((v, t) -> {
+              if (t != null) {
+                done.completeExceptionally(t);
+              } else {
+                done.complete(null);
+              }
+            });
+          }
+          return done;
+        });
+    return done;
+  }
+
+  /**
    * Writes {@code w} through {@link InstanceStore}, the path the CLI shares: the key's current
    * lease, guarded by its mod revision, keeping the value's format. With {@code onlyIfUnchanged}
    * (the weight source's writes), it writes only if etcd still holds the weight we know of: a
-   * weight someone else wrote is never overwritten by a source. Completes on serial.
+   * weight someone else wrote is never overwritten by a source. Completes on serial. Only in
+   * its turn (see {@link #afterWeightWrites}).
    */
-  private CompletableFuture<Void> writeWeight(int w, boolean onlyIfUnchanged) {
+  private CompletableFuture<Void> writeWeightNow(int w, boolean onlyIfUnchanged) {
     InstanceStore store = new InstanceStore(client(), layout, operationTimeout);
     int expected = etcdWeight;
     ownWritesInFlight++;
@@ -406,6 +497,12 @@ final class RegistrationStateMachine implements LeaseShare.User {
             }
           }
           ownWriteDone(gen, t != null && EtcdErrors.classify(t) == RegistryException.Kind.CONFLICT);
+          if (t == null && weight != etcdWeight && weightRetry == null
+              && states.state() == RegistrationState.REGISTERED && !closing.get()) {
+            // A write answered late (from before a re-registration, say) left etcd behind the
+            // weight wanted: bring it there.
+            queueWeightWrite();
+          }
           if (t != null) {
             done.completeExceptionally(EtcdErrors.unwrap(t));
           } else if (closing.get()) {
@@ -423,7 +520,6 @@ final class RegistrationStateMachine implements LeaseShare.User {
     if (closing.get() || states.state() == RegistrationState.REGISTERED) {
       return;
     }
-    int w = weight;
     CompletableFuture<Long> acquired = share.acquire(this);
     inFlight = acquired;
     acquired.whenCompleteAsync(
@@ -436,6 +532,7 @@ final class RegistrationStateMachine implements LeaseShare.User {
             return;
           }
           Client client = client();
+          int w = weight; // a weight set while the lease was granted counts
           CompletableFuture<Long> put =
               ownKey.put(calls, client, encode(w), lease, knownModRevision);
           inFlight = put;
@@ -550,6 +647,13 @@ final class RegistrationStateMachine implements LeaseShare.User {
     states.set(RegistrationState.REGISTERED);
     if (weights != null) {
       weights.onRegistered(w);
+    }
+    if (weight != w) {
+      // setWeight while the put was on its way: acknowledged at once (only remembered), so
+      // it must reach etcd now. Without this, etcd kept the weight the registration started
+      // with, behind a setWeight that had completed (LoadHeld through the proxy).
+      logger.info("Weight of {} set to {} while registering; writing it", who, weight);
+      queueWeightWrite();
     }
     if (share.leaseId() != lease) {
       // The lease was lost while the put was on its way: register again at once.

@@ -4,8 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.steelyard.registry.EtcdConnection;
+import io.steelyard.registry.KeyLayout;
 import io.steelyard.testkit.EtcdCluster;
 import io.steelyard.testkit.FaultProxy;
+import io.steelyard.testkit.time.FakeScheduler;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.time.Duration;
@@ -13,6 +15,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -126,5 +129,68 @@ class WeightOrderIT {
     assertThat(probe.value(reg.key())).isEqualTo("127.0.0.1:45002|6");
     assertThat(probe.lease(reg.key())).isEqualTo(lease.leaseId());
     assertThat(reg.weight()).isEqualTo(6);
+  }
+
+  @Test
+  void aWeightSetWhileTheKeyIsBeingWrittenAgainReachesEtcd() throws Exception {
+    // Every step of the registration runs on a fake scheduler, so the test decides what the
+    // registration does between the put leaving and its answer coming back.
+    FakeScheduler fake = new FakeScheduler();
+    SharedLease lease =
+        SharedLease.builder(EtcdConnection.of(proxy.uri("http").toString()))
+            .ttl(Duration.ofSeconds(30))
+            .operationTimeout(OPERATION_TIMEOUT)
+            .scheduler(fake, fake.ticker)
+            .build();
+    ServiceRegistration reg =
+        ServiceRegistration.builder(lease, "ordered", "127.0.0.1:45003")
+            .weight(1)
+            .operationTimeout(OPERATION_TIMEOUT)
+            .scheduler(fake, fake.ticker)
+            .build();
+    // Keeps the shared lease alive while reg is deregistered (the last one to leave revokes it).
+    ServiceRegistration other =
+        ServiceRegistration.builder(lease, "ordered", "127.0.0.1:45004")
+            .scheduler(fake, fake.ticker)
+            .build();
+    try {
+      reg.start();
+      other.start();
+      await().atMost(Duration.ofSeconds(10))
+          .until(() -> runsUntil(fake, () -> reg.state() == RegistrationState.REGISTERED
+              && other.state() == RegistrationState.REGISTERED));
+      // An operator's deregister, then reregister(): the key is written again with the live
+      // shared lease, no grant in between.
+      new InstanceStore(probe.client, KeyLayout.defaults(), Duration.ofSeconds(5))
+          .delete("ordered", "127.0.0.1:45003");
+      await().atMost(Duration.ofSeconds(10))
+          .until(() -> runsUntil(fake, () -> reg.state() == RegistrationState.DELETED_BY_OPERATOR));
+
+      proxy.blackhole();
+      reg.reregister();
+      fake.runDue(); // the put of weight 1 leaves, and is held
+      CompletableFuture<Void> set = reg.setWeight(7);
+      fake.runDue();
+      assertThat(set).as("remembered, acknowledged at once").isCompleted();
+      assertThat(reg.state()).isEqualTo(RegistrationState.REGISTERING);
+      proxy.pass(); // the put of weight 1 lands
+
+      await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(50)).ignoreExceptions()
+          .until(() -> runsUntil(fake, () -> reg.state() == RegistrationState.REGISTERED
+              && "127.0.0.1:45003|7".equals(probe.value(reg.key()))));
+      assertThat(probe.lease(reg.key())).isEqualTo(lease.leaseId());
+      assertThat(reg.weight()).isEqualTo(7);
+    } finally {
+      CompletableFuture<Void> closed = CompletableFuture.allOf(reg.closeAsync(), other.closeAsync());
+      await().atMost(Duration.ofSeconds(20)).until(() -> runsUntil(fake, closed::isDone));
+      CompletableFuture<Void> leaseClosed = CompletableFuture.runAsync(lease::close);
+      await().atMost(Duration.ofSeconds(40)).until(() -> runsUntil(fake, leaseClosed::isDone));
+    }
+  }
+
+  /** Runs the fake scheduler's due work, then evaluates {@code condition}. */
+  private static boolean runsUntil(FakeScheduler fake, BooleanSupplier condition) {
+    fake.runDue();
+    return condition.getAsBoolean();
   }
 }
