@@ -10,7 +10,6 @@ import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.lease.LeaseTimeToLiveResponse;
 import io.etcd.jetcd.options.LeaseOption;
 import io.steelyard.registry.DecodedValue;
-import io.steelyard.registry.KeyLayout;
 import io.steelyard.registry.RegistryException;
 import io.steelyard.registry.ServiceInstance;
 import io.steelyard.registry.ValueCodec;
@@ -19,9 +18,7 @@ import io.steelyard.registry.internal.Backoff;
 import io.steelyard.registry.internal.EtcdCalls;
 import io.steelyard.registry.internal.EtcdErrors;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CancellationException;
@@ -31,7 +28,6 @@ import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.Supplier;
 import javax.annotation.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -39,11 +35,11 @@ import org.slf4j.LoggerFactory;
 /**
  * The state machine behind a {@link ServiceRegistration} ({@link RegistrationState} draws the
  * transitions): acquire the lease and put the key, recovery after a lost lease, an operator's
- * delete, etcd restored under the key, weight updates (the application's, an operator's, the
- * weight source's), close. The lease and its keepalive are {@link LeaseShare}'s (a private one,
- * or a {@link SharedLease}'s), the guarded writes of the key {@link OwnKey}'s, the watch of the
- * key {@link KeyWatch}'s, the weight source's decisions {@link WeightPublisher}'s; this class
- * holds the per-key state and decides.
+ * delete, etcd restored under the key, judging etcd's news of the key, close. The lease and its
+ * keepalive are {@link LeaseShare}'s (a private one, or a {@link SharedLease}'s), the guarded
+ * writes of the key {@link OwnKey}'s, the watch of the key {@link KeyWatch}'s, the weight wanted
+ * and its writes {@link WeightWrites}'s (with the weight source's decisions, {@link
+ * WeightPublisher}'s); this class holds the per-key state and decides.
  *
  * <p>Threading: every field marked "serial" is touched only on {@link #serial}, a sequential
  * executor over the scheduler shared by all registrations. etcd answers, lease, watch and timer
@@ -55,7 +51,7 @@ final class RegistrationStateMachine implements LeaseShare.User {
   /** Consecutive failed attempts after which an owned client is replaced; see RenewableClient. */
   static final int RECONNECT_AFTER_ATTEMPTS = 2;
   /** The key-gone and re-assert retry delays stop growing after this many failures. */
-  private static final int MAX_RETRY_BACKOFF_ATTEMPT = 10;
+  static final int MAX_RETRY_BACKOFF_ATTEMPT = 10;
   /** Kept from the close budget for the last steps after the revokes. */
   private static final Duration CLOSE_MARGIN = Duration.ofMillis(100);
 
@@ -64,7 +60,6 @@ final class RegistrationStateMachine implements LeaseShare.User {
   private final String service;
   private final String address;
   private final String key;
-  private final KeyLayout layout;
   private final ValueFormat format;
   private final Map<String, String> metadata;
   private final Duration operationTimeout;
@@ -78,7 +73,7 @@ final class RegistrationStateMachine implements LeaseShare.User {
   private final Backoff backoff;
   private final EtcdCalls calls;
   private final String who;
-  @Nullable private final WeightPublisher weights;
+  private final WeightWrites weights;
 
   private final StatePublisher states;
   private final CompletableFuture<Void> closed = new CompletableFuture<>();
@@ -88,8 +83,6 @@ final class RegistrationStateMachine implements LeaseShare.User {
 
   /** The live lease holding the key; 0 unless REGISTERED. Written only on serial. */
   private volatile long leaseId;
-  /** The weight written on the next registration; updated by setWeight, the source, others' rewrites. */
-  private volatile int weight;
   private volatile long closeStartNanos;
   /** Why etcd refused the last attempt, while REFUSED; else null. */
   @Nullable private volatile RegistryException refusal;
@@ -102,8 +95,6 @@ final class RegistrationStateMachine implements LeaseShare.User {
   private int attempt;
   private int retryAttempt;
   private boolean warnedForeignLease;
-  /** serial: the weight etcd holds for the key as far as we know (what we wrote or adopted). */
-  private int etcdWeight;
   /** serial: the key's mod revision as last seen, the guard of the next registration put; 0 absent. */
   private long knownModRevision;
   /** serial: the highest revision of our own successful writes; older events are not news. */
@@ -116,25 +107,14 @@ final class RegistrationStateMachine implements LeaseShare.User {
   @Nullable private Future<?> timer;
   /** serial: the etcd call the current registration attempt waits for. */
   @Nullable private CompletableFuture<?> inFlight;
-  /** serial: the pending rewrite of a weight etcd could not be reached for (setWeight); at most one. */
-  @Nullable private Future<?> weightRetry;
-  private int weightRetryAttempt;
-  /** serial: answered once the last weight write queued is; each write waits for the one before. */
-  private CompletableFuture<Void> weightWrites = CompletableFuture.completedFuture(null);
-  /** serial: a write of the wanted weight is queued, not yet started (it takes weightWaiters). */
-  private boolean weightWriteQueued;
-  /** serial: setWeight futures answered by the next write of the wanted weight. */
-  private final List<CompletableFuture<Void>> weightWaiters = new ArrayList<>();
 
   RegistrationStateMachine(ServiceRegistrationBuilder b, LeaseShare share, boolean ownsShare) {
     this.service = b.service;
     this.address = b.address;
-    this.layout = b.layout;
     this.key = b.layout.instanceKey(b.service, b.address);
     this.ownKey = new OwnKey(b.layout, b.service, b.address);
     this.format = b.effectiveFormat();
     this.metadata = Map.copyOf(b.metadata);
-    this.weight = b.weight;
     this.operationTimeout = b.operationTimeout;
     this.closeTimeout = b.closeTimeout;
     this.share = share;
@@ -147,12 +127,7 @@ final class RegistrationStateMachine implements LeaseShare.User {
     this.calls = new EtcdCalls(b.operationTimeout, scheduler::schedule);
     this.who = service + " at " + address;
     this.states = new StatePublisher(who, b.listeners);
-    this.weights =
-        b.weightSource == null
-            ? null
-            : new WeightPublisher(
-                b.weightSource, b.weightSettings(), scheduler, serial, ticker, b.random, who,
-                new WeightSink());
+    this.weights = new WeightWrites(b, serial, calls, backoff, who, new ForWeights());
   }
 
   // ---- called by ServiceRegistration, on any thread ----
@@ -163,9 +138,7 @@ final class RegistrationStateMachine implements LeaseShare.User {
       post(
           () -> {
             if (!closing.get()) {
-              if (weights != null) {
-                weight = weights.start(weight);
-              }
+              weights.start();
               states.set(RegistrationState.REGISTERING);
               tryRegister();
             }
@@ -216,19 +189,19 @@ final class RegistrationStateMachine implements LeaseShare.User {
   CompletableFuture<Void> setWeight(int newWeight) {
     checkState(!closing.get(), "registration of %s is closed", who);
     CompletableFuture<Void> done = new CompletableFuture<>();
-    if (!post(() -> doSetWeight(newWeight, done))) {
+    if (!post(() -> weights.set(newWeight, done))) {
       done.completeExceptionally(closedException());
     }
     return done;
   }
 
   void resumeWeightSource() {
-    checkState(weights != null, "registration of %s has no weight source", who);
-    post(weights::resume);
+    checkState(weights.hasSource(), "registration of %s has no weight source", who);
+    post(weights::resumeSource);
   }
 
   boolean weightSourcePaused() {
-    return weights != null && weights.paused();
+    return weights.sourcePaused();
   }
 
   void addListener(RegistrationListener listener) {
@@ -247,7 +220,7 @@ final class RegistrationStateMachine implements LeaseShare.User {
   }
 
   int weight() {
-    return weight;
+    return weights.weight();
   }
 
   /** Starts closing (once) and returns the future of its end: key removed, client closed. */
@@ -282,239 +255,6 @@ final class RegistrationStateMachine implements LeaseShare.User {
 
   // ---- everything below runs on serial ----
 
-  private void doSetWeight(int newWeight, CompletableFuture<Void> done) {
-    if (closing.get()) {
-      done.completeExceptionally(closedException());
-      return;
-    }
-    if (weights != null) {
-      weights.pin(newWeight); // the application's explicit weight wins over its source
-    }
-    int old = weight;
-    weight = newWeight;
-    cancelWeightRetry(); // this weight supersedes one still waiting for etcd
-    weightRetryAttempt = 0;
-    if (states.state() != RegistrationState.REGISTERED) {
-      logger.info(
-          "Weight of {} will be {} (was {}) once registered (now {})",
-          who, newWeight, old, states.state());
-      done.complete(null);
-      return;
-    }
-    weightWaiters.add(done);
-    queueWeightWrite();
-  }
-
-  /**
-   * The one rule for the weight in etcd: once registered, etcd is brought to {@link #weight} (the
-   * last one set, remembered or adopted), one write at a time and in the order asked. Queues a
-   * write of whatever {@code weight} is when its turn comes, unless one is queued already (it
-   * carries the newer weight too, and completes the setWeight futures waiting by then).
-   *
-   * <p>Why one at a time: two writes in flight read the same revision and guard on it, so the
-   * registration's own later write failed as a conflict and its weight was never written; and
-   * their order in etcd was not the order asked.
-   */
-  private void queueWeightWrite() {
-    if (weightWriteQueued) {
-      return;
-    }
-    weightWriteQueued = true;
-    afterWeightWrites(this::writeWantedWeight);
-  }
-
-  /** After {@link #queueWeightWrite}: the setWeight futures waiting are answered by this write. */
-  private CompletableFuture<?> writeWantedWeight() {
-    weightWriteQueued = false;
-    List<CompletableFuture<Void>> carried = new ArrayList<>(weightWaiters);
-    weightWaiters.clear();
-    if (closing.get()) {
-      carried.forEach(f -> f.completeExceptionally(closedException()));
-      return CompletableFuture.completedFuture(null);
-    }
-    if (states.state() != RegistrationState.REGISTERED) {
-      carried.forEach(f -> f.complete(null)); // remembered: the next registration writes it
-      return CompletableFuture.completedFuture(null);
-    }
-    int w = weight;
-    if (carried.isEmpty() && (w == etcdWeight || weightRetry != null)) {
-      return CompletableFuture.completedFuture(null); // nothing to write, or a retry is due (it writes the weight wanted then)
-    }
-    long gen = generation;
-    int old = etcdWeight;
-    return writeWeightNow(w, false).whenComplete((v, t) -> {
-      if (t != null) {
-        carried.forEach(f -> f.completeExceptionally(t));
-        retryWeightLater(gen, w, t);
-      } else {
-        weightRetryAttempt = 0;
-        logger.info("Weight of {} set to {} (was {}), lease {}", who, w, old, Long.toHexString(leaseId));
-        carried.forEach(f -> f.complete(null));
-      }
-    });
-  }
-
-  /**
-   * A weight write of ours failed: when etcd could not be reached (not a refusal, not a
-   * conflict), write the wanted weight again with backoff, renewing the client as a registration
-   * attempt does, as long as it is still the weight wanted, under the same lease, and etcd does
-   * not hold it yet. A lost lease needs nothing: the next registration writes the remembered
-   * weight. Without this, a weight set while the agent's connection was still coming back (just
-   * after an outage or a restore) would stay unwritten for as long as the lease lives.
-   */
-  private void retryWeightLater(long gen, int w, Throwable t) {
-    if (EtcdErrors.classify(t) != RegistryException.Kind.UNAVAILABLE || !weightStillWanted(gen, w)) {
-      return;
-    }
-    int attemptNow = weightRetryAttempt++;
-    if (attemptNow + 1 >= RECONNECT_AFTER_ATTEMPTS) {
-      share.renew(client());
-    }
-    long delayNanos = backoff.delayNanos(Math.min(attemptNow, MAX_RETRY_BACKOFF_ATTEMPT));
-    if (attemptNow % 10 == 0) { // the first and every tenth: an outage must not flood the log
-      logger.info(
-          "Could not write weight {} of {} (attempt {}); writing it again in {} ms: {}",
-          w, who, attemptNow + 1, TimeUnit.NANOSECONDS.toMillis(delayNanos), LeaseKeeper.message(t));
-    } else {
-      logger.debug(
-          "Could not write weight {} of {} (attempt {}); writing it again in {} ms: {}",
-          w, who, attemptNow + 1, TimeUnit.NANOSECONDS.toMillis(delayNanos), LeaseKeeper.message(t));
-    }
-    cancelWeightRetry();
-    weightRetry = schedule(() -> rewriteWeight(gen), delayNanos);
-  }
-
-  private void rewriteWeight(long gen) {
-    weightRetry = null;
-    if (gen != generation) {
-      return;
-    }
-    queueWeightWrite();
-  }
-
-  private boolean weightStillWanted(long gen, int w) {
-    return gen == generation
-        && !closing.get()
-        && states.state() == RegistrationState.REGISTERED
-        && weight == w
-        && etcdWeight != w;
-  }
-
-  private void cancelWeightRetry() {
-    if (weightRetry != null) {
-      weightRetry.cancel(false);
-      weightRetry = null;
-    }
-  }
-
-  /**
-   * Runs {@code write} on serial once every weight write queued before it is answered; the next
-   * one waits for the future it returns (the write's answer).
-   */
-  private void afterWeightWrites(Supplier<CompletableFuture<?>> write) {
-    CompletableFuture<Void> turn = new CompletableFuture<>();
-    CompletableFuture<Void> previous = weightWrites;
-    weightWrites = turn;
-    previous.whenCompleteAsync(
-        (v, t) -> {
-          CompletableFuture<?> answered = CompletableFuture.completedFuture(null);
-          try {
-            answered = write.get();
-          } finally {
-            answered.whenComplete((v2, t2) -> turn.complete(null));
-          }
-        },
-        serial);
-  }
-
-  /**
-   * Writes {@code w} once the weight writes queued before it are answered (see {@link
-   * #queueWeightWrite}); for the weight source. Completes on serial.
-   */
-  private CompletableFuture<Void> writeWeight(int w, boolean onlyIfUnchanged) {
-    CompletableFuture<Void> done = new CompletableFuture<>();
-    afterWeightWrites(
-        () -> {
-          if (closing.get()) {
-            done.completeExceptionally(closedException());
-          } else if (states.state() != RegistrationState.REGISTERED) {
-            if (!weightSourcePaused()) {
-              weight = w; // remembered, as a sample taken while not registered is
-            }
-            done.complete(null);
-          } else {
-            writeWeightNow(w, onlyIfUnchanged).whenComplete((v, t) -> {
-              if (t != null) {
-                done.completeExceptionally(t);
-              } else {
-                done.complete(null);
-              }
-            });
-          }
-          return done;
-        });
-    return done;
-  }
-
-  /**
-   * Writes {@code w} through {@link InstanceStore}, the path the CLI shares: the key's current
-   * lease, guarded by its mod revision, keeping the value's format. With {@code onlyIfUnchanged}
-   * (the weight source's writes), it writes only if etcd still holds the weight we know of: a
-   * weight someone else wrote is never overwritten by a source. Completes on serial. Only in
-   * its turn (see {@link #afterWeightWrites}).
-   */
-  private CompletableFuture<Void> writeWeightNow(int w, boolean onlyIfUnchanged) {
-    InstanceStore store = new InstanceStore(client(), layout, operationTimeout);
-    int expected = etcdWeight;
-    ownWritesInFlight++;
-    CompletableFuture<RegisteredInstance> write =
-        calls.call(
-            "set the weight of " + who,
-            () ->
-                store.requireAsync(service, address)
-                    .thenCompose(
-                        current -> {
-                          if (onlyIfUnchanged
-                              && !(current.value() instanceof DecodedValue.Accepted a && a.weight() == expected)) {
-                            return CompletableFuture.failedFuture(
-                                new RegistryException(
-                                    RegistryException.Kind.CONFLICT,
-                                    key + " no longer holds weight " + expected + "; not overwriting it",
-                                    null));
-                          }
-                          return store.setWeightAsync(current, w);
-                        }));
-    CompletableFuture<Void> done = new CompletableFuture<>();
-    long gen = generation;
-    write.whenCompleteAsync(
-        (r, t) -> {
-          if (t == null && !closing.get()) {
-            ownRevision = Math.max(ownRevision, r.modRevision());
-            knownModRevision = Math.max(knownModRevision, r.modRevision());
-            etcdWeight = w;
-            if (onlyIfUnchanged && !weightSourcePaused()) {
-              weight = w; // setWeight set it before writing; a source's weight counts once written
-            }
-          }
-          ownWriteDone(gen, t != null && EtcdErrors.classify(t) == RegistryException.Kind.CONFLICT);
-          if (t == null && weight != etcdWeight && weightRetry == null
-              && states.state() == RegistrationState.REGISTERED && !closing.get()) {
-            // A write answered late (from before a re-registration, say) left etcd behind the
-            // weight wanted: bring it there.
-            queueWeightWrite();
-          }
-          if (t != null) {
-            done.completeExceptionally(EtcdErrors.unwrap(t));
-          } else if (closing.get()) {
-            done.completeExceptionally(closedException());
-          } else {
-            done.complete(null);
-          }
-        },
-        serial);
-    return done;
-  }
-
   private void tryRegister() {
     timer = null;
     if (closing.get() || states.state() == RegistrationState.REGISTERED) {
@@ -532,7 +272,7 @@ final class RegistrationStateMachine implements LeaseShare.User {
             return;
           }
           Client client = client();
-          int w = weight; // a weight set while the lease was granted counts
+          int w = weights.weight(); // a weight set while the lease was granted counts
           CompletableFuture<Long> put =
               ownKey.put(calls, client, encode(w), lease, knownModRevision);
           inFlight = put;
@@ -616,7 +356,6 @@ final class RegistrationStateMachine implements LeaseShare.User {
     attempt = 0;
     retryAttempt = 0;
     warnedForeignLease = false;
-    etcdWeight = w;
     knownModRevision = putRevision;
     ownRevision = putRevision;
     long gen = ++generation;
@@ -645,16 +384,7 @@ final class RegistrationStateMachine implements LeaseShare.User {
         "Registered {} as {} with lease {} (ttl {}s, weight {})",
         who, key, Long.toHexString(lease), share.ttlSeconds(), w);
     states.set(RegistrationState.REGISTERED);
-    if (weights != null) {
-      weights.onRegistered(w);
-    }
-    if (weight != w) {
-      // setWeight while the put was on its way: acknowledged at once (only remembered), so
-      // it must reach etcd now. Without this, etcd kept the weight the registration started
-      // with, behind a setWeight that had completed (LoadHeld through the proxy).
-      logger.info("Weight of {} set to {} while registering; writing it", who, weight);
-      queueWeightWrite();
-    }
+    weights.onRegistered(w);
     if (share.leaseId() != lease) {
       // The lease was lost while the put was on its way: register again at once.
       // The share told us why while the lease was not ours yet; ask it again.
@@ -696,21 +426,10 @@ final class RegistrationStateMachine implements LeaseShare.User {
     judge(kv);
   }
 
-  /** A value under our lease that we did not write: adopt its weight (and tell the source). */
+  /** A value under our lease that we did not write: its weight is judged by the weights. */
   private void judge(KeyValue kv) {
-    if (!(ValueCodec.decode(kv.getValue().getBytes()) instanceof DecodedValue.Accepted a)) {
-      return;
-    }
-    if (a.weight() == etcdWeight) {
-      return;
-    }
-    // Someone (the CLI, another tool) rewrote the value keeping our lease: adopt its weight, so
-    // that a later re-registration writes what the operator chose.
-    logger.info("Weight of {} changed in etcd to {} (was {})", who, a.weight(), etcdWeight);
-    etcdWeight = a.weight();
-    weight = a.weight();
-    if (weights != null) {
-      weights.onForeignWeight(a.weight());
+    if (ValueCodec.decode(kv.getValue().getBytes()) instanceof DecodedValue.Accepted a) {
+      weights.judge(a.weight());
     }
   }
 
@@ -760,11 +479,11 @@ final class RegistrationStateMachine implements LeaseShare.User {
     // Revisions from before the restore mean nothing now.
     ownRevision = 0;
     knownModRevision = kv == null ? 0 : kv.getModRevision();
-    int w = weight;
+    int w = weights.weight();
     byte[] wanted = encode(w);
     if (kv != null && kv.getLease() == leaseId && Arrays.equals(kv.getValue().getBytes(), wanted)) {
       logger.info("etcd went back in time; {} already holds our value", key);
-      etcdWeight = w;
+      weights.held(w);
       return;
     }
     logger.warn(
@@ -782,7 +501,7 @@ final class RegistrationStateMachine implements LeaseShare.User {
       return;
     }
     long lease = leaseId;
-    int w = weight;
+    int w = weights.weight();
     ownWritesInFlight++;
     ownKey.put(calls, client(), encode(w), lease, knownModRevision)
         .whenCompleteAsync(
@@ -794,7 +513,7 @@ final class RegistrationStateMachine implements LeaseShare.User {
               if (t == null) {
                 ownRevision = Math.max(ownRevision, revision);
                 knownModRevision = revision;
-                etcdWeight = w;
+                weights.held(w);
               }
               ownWriteDone(gen, false);
               if (t == null) {
@@ -885,8 +604,7 @@ final class RegistrationStateMachine implements LeaseShare.User {
   private void dropWatch() {
     generation++;
     cancelTimer();
-    cancelWeightRetry();
-    weightRetryAttempt = 0;
+    weights.dropped();
     if (watch != null) {
       watch.close();
       watch = null;
@@ -907,9 +625,7 @@ final class RegistrationStateMachine implements LeaseShare.User {
       inFlight = null;
     }
     dropWatch();
-    if (weights != null) {
-      weights.close();
-    }
+    weights.close();
     Duration left =
         closeTimeout.minusNanos(ticker.read() - closeStartNanos).minus(CLOSE_MARGIN);
     // Our key goes: by a guarded delete when others keep the lease, with the lease otherwise.
@@ -958,28 +674,65 @@ final class RegistrationStateMachine implements LeaseShare.User {
     return who + ", " + states.state() + (lease != 0 ? ", lease " + Long.toHexString(lease) : "");
   }
 
-  /** What the weight source writes through; on serial. */
-  private final class WeightSink implements WeightPublisher.Sink {
-    @Override
-    public int weight() {
-      return states.state() == RegistrationState.REGISTERED ? etcdWeight : weight;
-    }
-
+  /** What the weight writes see of the registration; on serial. */
+  private final class ForWeights implements WeightWrites.Registration {
     @Override
     public boolean registered() {
       return states.state() == RegistrationState.REGISTERED && !closing.get();
     }
 
     @Override
-    public CompletableFuture<Void> publish(int w) {
-      int old = etcdWeight;
-      return writeWeight(w, true)
-          .thenRun(() -> logger.info("Weight of {} set to {} by its weight source (was {})", who, w, old));
+    public boolean closing() {
+      return closing.get();
     }
 
     @Override
-    public void remember(int w) {
-      weight = w;
+    public RegistrationState state() {
+      return states.state();
+    }
+
+    @Override
+    public long generation() {
+      return generation;
+    }
+
+    @Override
+    public long leaseId() {
+      return leaseId;
+    }
+
+    @Override
+    public Client client() {
+      return RegistrationStateMachine.this.client();
+    }
+
+    @Override
+    public void renewClient() {
+      share.renew(client());
+    }
+
+    @Override
+    public void ownWriteStarted() {
+      ownWritesInFlight++;
+    }
+
+    @Override
+    public void ownWriteAnswered(long gen, long revision, boolean conflicted) {
+      if (revision != 0) {
+        ownRevision = Math.max(ownRevision, revision);
+        knownModRevision = Math.max(knownModRevision, revision);
+      }
+      ownWriteDone(gen, conflicted);
+    }
+
+    @Override
+    public Future<?> schedule(Runnable task, long delayNanos) {
+      return RegistrationStateMachine.this.schedule(task, delayNanos);
+    }
+
+    @Override
+    public CancellationException closedException() {
+      return RegistrationStateMachine.this.closedException();
     }
   }
 }
