@@ -9,7 +9,9 @@ import io.steelyard.registry.internal.EtcdCalls;
 import io.steelyard.registry.internal.EtcdErrors;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
@@ -104,6 +106,11 @@ final class WeightWrites {
   private boolean queued;
   /** serial: setWeight futures answered by the next write of the wanted weight. */
   private final List<CompletableFuture<Void>> waiters = new ArrayList<>();
+  /**
+   * serial: weights of our writes that etcd did not answer in time since the last one it did: each
+   * may still land (see {@link #judge}).
+   */
+  private final Set<Integer> unanswered = new HashSet<>();
 
   WeightWrites(
       ServiceRegistrationBuilder b, Executor serial, EtcdCalls calls, Backoff backoff, String who,
@@ -194,6 +201,7 @@ final class WeightWrites {
    */
   void onRegistered(int w) {
     etcdWeight = w;
+    unanswered.clear(); // guarded by revisions from before the put: none can land now
     if (source != null) {
       source.onRegistered(w);
     }
@@ -209,12 +217,40 @@ final class WeightWrites {
   }
 
   /**
-   * etcd holds {@code w} under our lease, and we did not write it: someone (the CLI, another tool)
-   * rewrote the value keeping our lease. Adopt its weight, so that a later re-registration writes
-   * what the operator chose, and tell the source.
+   * etcd holds {@code w} under our lease, and none of our answered writes put it there. If it is
+   * the weight of one of our writes that timed out, that write landed late: etcd holds it, and the
+   * weight wanted is written again. Otherwise someone (the CLI, another tool) rewrote the value
+   * keeping our lease: adopt its weight, so that a later re-registration writes what the operator
+   * chose, and tell the source.
+   *
+   * <p>Why: a write whose read was answered but whose guarded transaction was not, within the
+   * operation timeout, still lands when etcd gets to it, guarded by the revision it read. Taken
+   * for an operator's, it replaced the newer weight wanted (LoadHeld through a loaded proxy: 79
+   * registrations ended on an older weight of their own, 4 behind an acknowledged change). The
+   * price: an operator who writes exactly such a weight while it is unanswered is overwritten.
    */
   void judge(int w) {
     if (w == etcdWeight) {
+      return;
+    }
+    if (unanswered.contains(w)) {
+      logger.info(
+          "Weight of {}: our write of {} that etcd did not answer in time landed; writing {} again",
+          who, w, weight);
+      etcdWeight = w;
+      if (weight != w && reg.registered()) {
+        cancelRetry(); // etcd answers again: no need to wait for the backoff
+        queueWrite();
+      }
+      return;
+    }
+    if (!waiters.isEmpty()) {
+      // A setWeight waits for its turn: the application's explicit weight is written over it,
+      // as it was when each setWeight wrote at once; its future must not complete on this one.
+      logger.info(
+          "Weight of {} changed in etcd to {} (was {}); a setWeight({}) waiting overwrites it",
+          who, w, etcdWeight, weight);
+      etcdWeight = w;
       return;
     }
     logger.info("Weight of {} changed in etcd to {} (was {})", who, w, etcdWeight);
@@ -402,6 +438,13 @@ final class WeightWrites {
     write.whenCompleteAsync(
         (r, t) -> {
           long revision = 0;
+          if (t != null && EtcdErrors.classify(t) == RegistryException.Kind.UNAVAILABLE) {
+            unanswered.add(w); // it may still land (see judge)
+          }
+          if (t == null) {
+            // Each unanswered write read its guard before this one did: none can land after it.
+            unanswered.clear();
+          }
           if (t == null && !reg.closing()) {
             revision = r.modRevision();
             etcdWeight = w;

@@ -132,6 +132,40 @@ class WeightOrderIT {
   }
 
   @Test
+  void aTimedOutWriteThatLandsLateIsNotTakenForAnOperatorsWeight() throws Exception {
+    SharedLease lease = sharedLease(Duration.ofSeconds(30));
+    ServiceRegistration reg =
+        ServiceRegistration.builder(lease, "ordered", "127.0.0.1:45005")
+            .weight(1)
+            .operationTimeout(Duration.ofSeconds(1))
+            .retryBackoff(Duration.ofSeconds(10), Duration.ofSeconds(10)) // no rewrite meanwhile
+            .build();
+    opened.add(reg);
+    reg.start().get(30, TimeUnit.SECONDS);
+
+    proxy.blackhole();
+    CompletableFuture<Void> five = reg.setWeight(5);
+    await().atMost(Duration.ofSeconds(10)).until(five::isDone); // not answered within 1 s
+    CompletableFuture<Void> six = reg.setWeight(6);
+    await().atMost(Duration.ofSeconds(10)).until(six::isDone);
+    assertThat(five).isCompletedExceptionally();
+    assertThat(six).isCompletedExceptionally();
+    // The write of 5 lands late, as one whose read was answered and whose guarded transaction
+    // reached etcd after the timeout does: the same value, with the registration's lease. (The
+    // proxy cannot pass a read and hold the transaction behind it, so etcd is written directly.)
+    probe.client.getKVClient()
+        .put(EtcdProbe.bytes(reg.key()), EtcdProbe.bytes("127.0.0.1:45005|5"),
+            io.etcd.jetcd.options.PutOption.builder().withLeaseId(lease.leaseId()).build())
+        .get(5, TimeUnit.SECONDS);
+    proxy.pass(); // the watch event of |5 reaches the registration
+
+    // 6, the last weight set (failed, remembered), is what etcd ends with, long before the retry.
+    await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(100)).ignoreExceptions()
+        .untilAsserted(() -> assertThat(probe.value(reg.key())).isEqualTo("127.0.0.1:45005|6"));
+    assertThat(reg.weight()).isEqualTo(6);
+  }
+
+  @Test
   void aWeightSetWhileTheKeyIsBeingWrittenAgainReachesEtcd() throws Exception {
     // Every step of the registration runs on a fake scheduler, so the test decides what the
     // registration does between the put leaving and its answer coming back.
