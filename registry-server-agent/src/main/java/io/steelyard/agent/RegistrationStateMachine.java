@@ -9,7 +9,6 @@ import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.lease.LeaseTimeToLiveResponse;
 import io.etcd.jetcd.options.LeaseOption;
-import io.steelyard.registry.DecodedValue;
 import io.steelyard.registry.RegistryException;
 import io.steelyard.registry.ServiceInstance;
 import io.steelyard.registry.ValueCodec;
@@ -18,7 +17,6 @@ import io.steelyard.registry.internal.Backoff;
 import io.steelyard.registry.internal.EtcdCalls;
 import io.steelyard.registry.internal.EtcdErrors;
 import java.time.Duration;
-import java.util.Arrays;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CancellationException;
@@ -35,11 +33,11 @@ import org.slf4j.LoggerFactory;
 /**
  * The state machine behind a {@link ServiceRegistration} ({@link RegistrationState} draws the
  * transitions): acquire the lease and put the key, recovery after a lost lease, an operator's
- * delete, etcd restored under the key, judging etcd's news of the key, close. The lease and its
- * keepalive are {@link LeaseShare}'s (a private one, or a {@link SharedLease}'s), the guarded
- * writes of the key {@link OwnKey}'s, the watch of the key {@link KeyWatch}'s, the weight wanted
- * and its writes {@link WeightWrites}'s (with the weight source's decisions, {@link
- * WeightPublisher}'s); this class holds the per-key state and decides.
+ * delete, close. The lease and its keepalive are {@link LeaseShare}'s (a private one, or a {@link
+ * SharedLease}'s), the guarded writes of the key {@link OwnKey}'s, the watch of the key {@link
+ * KeyWatch}'s, judging what the watch says (our write, an operator's, etcd gone back in time)
+ * {@link KeyJudge}'s, the weight wanted and its writes {@link WeightWrites}'s (with the weight
+ * source's decisions, {@link WeightPublisher}'s); this class holds the per-key state and decides.
  *
  * <p>Threading: every field marked "serial" is touched only on {@link #serial}, a sequential
  * executor over the scheduler shared by all registrations. etcd answers, lease, watch and timer
@@ -74,6 +72,7 @@ final class RegistrationStateMachine implements LeaseShare.User {
   private final EtcdCalls calls;
   private final String who;
   private final WeightWrites weights;
+  private final KeyJudge judge;
 
   private final StatePublisher states;
   private final CompletableFuture<Void> closed = new CompletableFuture<>();
@@ -94,14 +93,6 @@ final class RegistrationStateMachine implements LeaseShare.User {
   // serial
   private int attempt;
   private int retryAttempt;
-  private boolean warnedForeignLease;
-  /** serial: the key's mod revision as last seen, the guard of the next registration put; 0 absent. */
-  private long knownModRevision;
-  /** serial: the highest revision of our own successful writes; older events are not news. */
-  private long ownRevision;
-  /** serial: our writes of the key in flight; events meanwhile are judged once they are answered. */
-  private int ownWritesInFlight;
-  private boolean recheckAfterOwnWrites;
   @Nullable private KeyWatch watch;
   /** serial: the pending retry of a registration, key-gone check or re-assert; at most one. */
   @Nullable private Future<?> timer;
@@ -128,6 +119,7 @@ final class RegistrationStateMachine implements LeaseShare.User {
     this.who = service + " at " + address;
     this.states = new StatePublisher(who, b.listeners);
     this.weights = new WeightWrites(b, serial, calls, backoff, who, new ForWeights());
+    this.judge = new KeyJudge(ownKey, calls, serial, weights, new ForJudge());
   }
 
   // ---- called by ServiceRegistration, on any thread ----
@@ -274,7 +266,7 @@ final class RegistrationStateMachine implements LeaseShare.User {
           Client client = client();
           int w = weights.weight(); // a weight set while the lease was granted counts
           CompletableFuture<Long> put =
-              ownKey.put(calls, client, encode(w), lease, knownModRevision);
+              ownKey.put(calls, client, encode(w), lease, judge.knownModRevision());
           inFlight = put;
           put.whenCompleteAsync(
               (revision, t2) -> {
@@ -355,9 +347,7 @@ final class RegistrationStateMachine implements LeaseShare.User {
     leaseId = lease;
     attempt = 0;
     retryAttempt = 0;
-    warnedForeignLease = false;
-    knownModRevision = putRevision;
-    ownRevision = putRevision;
+    judge.registered(putRevision);
     long gen = ++generation;
     share.written(this, lease);
     watch =
@@ -366,7 +356,7 @@ final class RegistrationStateMachine implements LeaseShare.User {
             new KeyWatch.Listener() {
               @Override
               public void onKeyWritten(KeyValue kv) {
-                RegistrationStateMachine.this.onKeyWritten(gen, kv);
+                judge.onKeyWritten(gen, kv);
               }
 
               @Override
@@ -376,7 +366,7 @@ final class RegistrationStateMachine implements LeaseShare.User {
 
               @Override
               public void onEtcdWentBack(@Nullable KeyValue kv) {
-                RegistrationStateMachine.this.onEtcdWentBack(gen, kv);
+                judge.onEtcdWentBack(gen, kv);
               }
             });
     watch.start(putRevision);
@@ -398,142 +388,6 @@ final class RegistrationStateMachine implements LeaseShare.User {
 
   private byte[] encode(int w) {
     return ValueCodec.encode(new ServiceInstance(service, address, w, metadata), format.forWeight(w));
-  }
-
-  private void onKeyWritten(long gen, KeyValue kv) {
-    if (gen != generation || closing.get()) {
-      return;
-    }
-    retryAttempt = 0;
-    knownModRevision = Math.max(knownModRevision, kv.getModRevision());
-    if (kv.getLease() != leaseId) {
-      if (!warnedForeignLease) {
-        warnedForeignLease = true;
-        logger.warn(
-            "Key {} was overwritten with lease {} instead of ours ({}); leaving it as it is",
-            key, Long.toHexString(kv.getLease()), Long.toHexString(leaseId));
-      }
-      return;
-    }
-    if (kv.getModRevision() <= ownRevision) {
-      return; // our own write, or older than it: nothing new
-    }
-    if (ownWritesInFlight > 0) {
-      // Ours or someone else's? Known once our write is answered (see writeWeight).
-      recheckAfterOwnWrites = true;
-      return;
-    }
-    judge(kv);
-  }
-
-  /** A value under our lease that we did not write: its weight is judged by the weights. */
-  private void judge(KeyValue kv) {
-    if (ValueCodec.decode(kv.getValue().getBytes()) instanceof DecodedValue.Accepted a) {
-      weights.judge(a.weight());
-    }
-  }
-
-  /**
-   * One of our writes was answered; once none is in flight, read the key if an event came
-   * meanwhile or {@code conflicted} (its guard failed: someone else wrote).
-   */
-  private void ownWriteDone(long gen, boolean conflicted) {
-    ownWritesInFlight--;
-    recheckAfterOwnWrites |= conflicted;
-    if (ownWritesInFlight == 0 && recheckAfterOwnWrites) {
-      recheckAfterOwnWrites = false;
-      recheck(gen);
-    }
-  }
-
-  /** Reads the key and judges what it holds: after one of our writes was refused by its guard. */
-  private void recheck(long gen) {
-    if (gen != generation || closing.get() || states.state() != RegistrationState.REGISTERED) {
-      return;
-    }
-    Client client = client();
-    calls.call("get " + key, () -> client.getKVClient().get(ownKey.bytes()))
-        .whenCompleteAsync(
-            (r, t) -> {
-              if (gen != generation || closing.get() || t != null || r.getKvs().isEmpty()) {
-                return; // the watch tells about a key that is gone, or when etcd is back
-              }
-              KeyValue kv = r.getKvs().get(0);
-              knownModRevision = Math.max(knownModRevision, kv.getModRevision());
-              if (kv.getLease() == leaseId && ownWritesInFlight == 0) {
-                judge(kv);
-              }
-            },
-            serial);
-  }
-
-  /**
-   * etcd went back in time under the key (restored from an older snapshot) while our lease lived
-   * on: what it holds is history. Write the key as it should be (our weight, format and metadata,
-   * with our lease, guarded), unless that is what it holds already.
-   */
-  private void onEtcdWentBack(long gen, @Nullable KeyValue kv) {
-    if (gen != generation || closing.get()) {
-      return;
-    }
-    // Revisions from before the restore mean nothing now.
-    ownRevision = 0;
-    knownModRevision = kv == null ? 0 : kv.getModRevision();
-    int w = weights.weight();
-    byte[] wanted = encode(w);
-    if (kv != null && kv.getLease() == leaseId && Arrays.equals(kv.getValue().getBytes(), wanted)) {
-      logger.info("etcd went back in time; {} already holds our value", key);
-      weights.held(w);
-      return;
-    }
-    logger.warn(
-        "etcd went back in time (restored from an older snapshot?): {} holds {} with lease {};"
-            + " writing ours again (weight {}, lease {})",
-        key,
-        kv == null ? "nothing" : "'" + kv.getValue().toString(java.nio.charset.StandardCharsets.UTF_8) + "'",
-        kv == null ? "-" : Long.toHexString(kv.getLease()), w, Long.toHexString(leaseId));
-    reassert(gen);
-  }
-
-  private void reassert(long gen) {
-    timer = null;
-    if (gen != generation || closing.get()) {
-      return;
-    }
-    long lease = leaseId;
-    int w = weights.weight();
-    ownWritesInFlight++;
-    ownKey.put(calls, client(), encode(w), lease, knownModRevision)
-        .whenCompleteAsync(
-            (revision, t) -> {
-              if (gen != generation || closing.get()) {
-                ownWritesInFlight--;
-                return;
-              }
-              if (t == null) {
-                ownRevision = Math.max(ownRevision, revision);
-                knownModRevision = revision;
-                weights.held(w);
-              }
-              ownWriteDone(gen, false);
-              if (t == null) {
-                retryAttempt = 0;
-                logger.info(
-                    "{} written again after etcd went back: weight {}, lease {}",
-                    key, w, Long.toHexString(lease));
-              } else if (EtcdErrors.isLeaseNotFound(t)) {
-                String reason = "etcd went back in time to before the lease";
-                share.reportLost(lease, RecoveryCause.LEASE_EXPIRED, reason);
-                leaseLost(lease, RecoveryCause.LEASE_EXPIRED, reason);
-              } else {
-                long delayNanos = backoff.delayNanos(Math.min(retryAttempt++, MAX_RETRY_BACKOFF_ATTEMPT));
-                logger.info(
-                    "Could not write {} again after etcd went back; retrying in {} ms: {}",
-                    key, TimeUnit.NANOSECONDS.toMillis(delayNanos), LeaseKeeper.message(t));
-                timer = schedule(() -> reassert(gen), delayNanos);
-              }
-            },
-            serial);
   }
 
   /** The key disappeared: an operator's delete if the lease lives on, else a lost lease. */
@@ -561,12 +415,11 @@ final class RegistrationStateMachine implements LeaseShare.User {
     } else if (EtcdErrors.isLeaseNotFound(t)) {
       ttl = -1;
     } else {
-      long delayNanos = backoff.delayNanos(Math.min(retryAttempt++, MAX_RETRY_BACKOFF_ATTEMPT));
+      long delayNanos = retryLater(() -> onKeyGone(gen));
       logger.info(
           "Key {} is gone; cannot ask etcd about lease {} yet, asking again in {} ms: {}",
           key, Long.toHexString(lease), TimeUnit.NANOSECONDS.toMillis(delayNanos),
           EtcdErrors.unwrap(t).getMessage());
-      timer = schedule(() -> onKeyGone(gen), delayNanos);
       return;
     }
     if (ttl > 0) {
@@ -576,7 +429,7 @@ final class RegistrationStateMachine implements LeaseShare.User {
           key, Long.toHexString(lease), who);
       dropWatch();
       leaseId = 0;
-      knownModRevision = 0;
+      judge.forgetKey();
       // A lease of our own is revoked now, useless; a shared one stays for the others.
       share.leave(this, null, operationTimeout);
       states.set(RegistrationState.DELETED_BY_OPERATOR);
@@ -609,6 +462,19 @@ final class RegistrationStateMachine implements LeaseShare.User {
       watch.close();
       watch = null;
     }
+  }
+
+  /**
+   * Runs {@code task} on serial after the key-gone and re-assert backoff (the pending {@link
+   * #timer}); returns the delay.
+   */
+  private long retryLater(Runnable task) {
+    long delayNanos = backoff.delayNanos(Math.min(retryAttempt++, MAX_RETRY_BACKOFF_ATTEMPT));
+    timer = schedule(() -> {
+      timer = null;
+      task.run();
+    }, delayNanos);
+    return delayNanos;
   }
 
   private void cancelTimer() {
@@ -713,16 +579,12 @@ final class RegistrationStateMachine implements LeaseShare.User {
 
     @Override
     public void ownWriteStarted() {
-      ownWritesInFlight++;
+      judge.ownWriteStarted();
     }
 
     @Override
     public void ownWriteAnswered(long gen, long revision, boolean conflicted) {
-      if (revision != 0) {
-        ownRevision = Math.max(ownRevision, revision);
-        knownModRevision = Math.max(knownModRevision, revision);
-      }
-      ownWriteDone(gen, conflicted);
+      judge.ownWriteAnswered(gen, revision, conflicted);
     }
 
     @Override
@@ -733,6 +595,55 @@ final class RegistrationStateMachine implements LeaseShare.User {
     @Override
     public CancellationException closedException() {
       return RegistrationStateMachine.this.closedException();
+    }
+  }
+
+  /** What the judge of etcd's news sees of the registration; on serial. */
+  private final class ForJudge implements KeyJudge.Registration {
+    @Override
+    public long generation() {
+      return generation;
+    }
+
+    @Override
+    public long leaseId() {
+      return leaseId;
+    }
+
+    @Override
+    public boolean closing() {
+      return closing.get();
+    }
+
+    @Override
+    public RegistrationState state() {
+      return states.state();
+    }
+
+    @Override
+    public Client client() {
+      return RegistrationStateMachine.this.client();
+    }
+
+    @Override
+    public byte[] encode(int w) {
+      return RegistrationStateMachine.this.encode(w);
+    }
+
+    @Override
+    public void keyAnswered() {
+      retryAttempt = 0;
+    }
+
+    @Override
+    public long retryLater(Runnable task) {
+      return RegistrationStateMachine.this.retryLater(task);
+    }
+
+    @Override
+    public void leaseGone(long lease, String reason) {
+      share.reportLost(lease, RecoveryCause.LEASE_EXPIRED, reason);
+      leaseLost(lease, RecoveryCause.LEASE_EXPIRED, reason);
     }
   }
 }
