@@ -118,8 +118,9 @@ final class RegistrationStateMachine implements LeaseShare.User {
     this.calls = new EtcdCalls(b.operationTimeout, scheduler::schedule);
     this.who = service + " at " + address;
     this.states = new StatePublisher(who, b.listeners);
-    this.weights = new WeightWrites(b, serial, calls, backoff, who, new ForWeights());
-    this.judge = new KeyJudge(ownKey, calls, serial, weights, new ForJudge());
+    Parts parts = new Parts();
+    this.weights = new WeightWrites(b, serial, calls, backoff, who, parts);
+    this.judge = new KeyJudge(ownKey, calls, serial, weights, parts);
   }
 
   // ---- called by ServiceRegistration, on any thread ----
@@ -540,8 +541,8 @@ final class RegistrationStateMachine implements LeaseShare.User {
     return who + ", " + states.state() + (lease != 0 ? ", lease " + Long.toHexString(lease) : "");
   }
 
-  /** What the weight writes see of the registration; on serial. */
-  private final class ForWeights implements WeightWrites.Registration {
+  /** What the weight writes and the judge of etcd's news see of the registration; on serial. */
+  private final class Parts implements WeightWrites.Registration, KeyJudge.Registration {
     @Override
     public boolean registered() {
       return states.state() == RegistrationState.REGISTERED && !closing.get();
@@ -595,34 +596,6 @@ final class RegistrationStateMachine implements LeaseShare.User {
     @Override
     public CancellationException closedException() {
       return RegistrationStateMachine.this.closedException();
-    }
-  }
-
-  /** What the judge of etcd's news sees of the registration; on serial. */
-  private final class ForJudge implements KeyJudge.Registration {
-    @Override
-    public long generation() {
-      return generation;
-    }
-
-    @Override
-    public long leaseId() {
-      return leaseId;
-    }
-
-    @Override
-    public boolean closing() {
-      return closing.get();
-    }
-
-    @Override
-    public RegistrationState state() {
-      return states.state();
-    }
-
-    @Override
-    public Client client() {
-      return RegistrationStateMachine.this.client();
     }
 
     @Override
