@@ -10,6 +10,7 @@ import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
 import io.grpc.stub.ClientCalls;
+import io.steelyard.testkit.grpc.StaticResolverProvider;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -35,7 +36,7 @@ class SlowStartIntegrationTest {
   private static final long WINDOW_MILLIS = 4_000;
 
   private LoopbackCluster cluster;
-  private UpdatableResolverProvider resolver;
+  private StaticResolverProvider resolver;
   private ManagedChannel channel;
 
   @BeforeEach
@@ -63,11 +64,12 @@ class SlowStartIntegrationTest {
   @Test
   void aJoiningServersShareRisesOverTheWindow() {
     List<EquivalentAddressGroup> all = cluster.endpoints(1, 1, 1);
-    resolver = UpdatableResolverProvider.register("slowstart-it", all.subList(0, 2));
+    resolver = StaticResolverProvider.register("slowstart-it");
+    String target = resolver.target("service", all.subList(0, 2));
     Map<String, Object> slowStart =
         Map.of("window", WINDOW_MILLIS / 1000 + "s", "minWeightPercent", 10.0);
     channel =
-        Grpc.newChannelBuilder(resolver.target(), InsecureChannelCredentials.create())
+        Grpc.newChannelBuilder(target, InsecureChannelCredentials.create())
             .defaultServiceConfig(
                 Map.of(
                     "loadBalancingConfig",
@@ -83,7 +85,7 @@ class SlowStartIntegrationTest {
     assertThat(a).isEqualTo(100);
 
     long joined = System.nanoTime();
-    resolver.update(all);
+    resolver.update("service", all);
     // Each call's start (ms after c joined) and whether c answered it, until after the window.
     List<long[]> calls = new ArrayList<>();
     long end = TimeUnit.MILLISECONDS.toNanos(WINDOW_MILLIS + 1_500);

@@ -3,12 +3,13 @@ package io.steelyard.discovery;
 import static java.util.Objects.requireNonNull;
 
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * The two etcd reads a {@link PrefixWatcher} is built on, in the engine's own small types: list a
- * prefix, and watch a prefix from a revision. This is the seam between the engine and jetcd:
- * {@link JetcdReader} implements it over a jetcd {@code Client} (and is covered against a real
+ * The etcd reads a {@link PrefixWatcher} is built on, in the engine's own small types: list a
+ * prefix, watch a prefix from a revision, and read a prefix's keys at a past revision. This is
+ * the seam between the engine and jetcd: {@link JetcdReader} implements it over a jetcd {@code Client} (and is covered against a real
  * etcd by the integration tests); unit tests script it to drive every recovery path under fake
  * time. A reader does not own its client: {@link RenewingClient} does.
  *
@@ -33,6 +34,43 @@ interface EtcdReader {
    * Watching#cancel() cancels} the watch to release it.
    */
   Watching watch(String prefix, long fromRevision, WatchCallbacks callbacks);
+
+  /**
+   * The keys under {@code prefix} as etcd held them at {@code revision} (a past one), each with
+   * its mod revision and no value: what a watcher compares its view with before resuming a watch
+   * from {@code revision + 1} (see {@link PrefixWatcher}). Completes with {@link
+   * KeysAt#compacted()} when etcd compacted that revision, and {@link KeysAt#notReached()} when
+   * etcd has not reached it (it went back in time); the future fails, as a listing's does, when
+   * etcd cannot be reached or refuses.
+   */
+  CompletableFuture<KeysAt> keysAt(String prefix, long revision);
+
+  /** etcd's answer to {@link #keysAt}: each key's mod revision then, or why it has none. */
+  record KeysAt(Outcome outcome, Map<String, Long> modRevisions) {
+    /** Whether etcd could answer for the revision asked. */
+    enum Outcome {
+      LISTED,
+      COMPACTED,
+      NOT_REACHED
+    }
+
+    public KeysAt {
+      requireNonNull(outcome, "outcome");
+      modRevisions = Map.copyOf(modRevisions);
+    }
+
+    static KeysAt listed(Map<String, Long> modRevisions) {
+      return new KeysAt(Outcome.LISTED, modRevisions);
+    }
+
+    static KeysAt compacted() {
+      return new KeysAt(Outcome.COMPACTED, Map.of());
+    }
+
+    static KeysAt notReached() {
+      return new KeysAt(Outcome.NOT_REACHED, Map.of());
+    }
+  }
 
   /** A key as stored: its UTF-8 name, its raw value, its mod revision. */
   record KeyVersion(String key, byte[] value, long modRevision) {

@@ -106,6 +106,27 @@ final class InstanceTable {
     return changed;
   }
 
+  /**
+   * Whether this table holds exactly the keys of {@code modRevisions} (key to mod revision, as
+   * etcd listed the prefix at some revision), each at that mod revision; keys this table never
+   * holds (the prefix itself) are not compared. O(n).
+   */
+  boolean holdsExactly(Map<String, Long> modRevisions) {
+    int compared = 0;
+    for (Map.Entry<String, Long> kv : modRevisions.entrySet()) {
+      String key = kv.getKey();
+      if (!key.startsWith(prefix) || key.length() == prefix.length()) {
+        continue;
+      }
+      Entry e = entries.get(key);
+      if (e == null || e.modRevision != kv.getValue()) {
+        return false;
+      }
+      compared++;
+    }
+    return compared == entries.size();
+  }
+
   boolean remove(String key) {
     boolean removed = entries.remove(key) != null;
     viewChanged |= removed;

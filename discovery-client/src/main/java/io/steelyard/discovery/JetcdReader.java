@@ -14,7 +14,9 @@ import io.steelyard.registry.internal.EtcdCalls;
 import io.steelyard.registry.internal.EtcdErrors;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 import javax.annotation.Nullable;
@@ -58,11 +60,48 @@ final class JetcdReader implements EtcdReader {
         (from, end, revision, limit) -> page(prefix, from, end, revision, limit), prefix, pageKeys);
   }
 
+  /**
+   * The keys at {@code revision}, without values, paged like a listing. etcd answers a range at a
+   * revision it compacted and one at a revision it has not reached alike (OUT_OF_RANGE; jetcd
+   * makes no {@code CompactedException} of a range's), so that answer is followed by one more
+   * request, for etcd's current revision, which tells the two apart.
+   */
+  @Override
+  public CompletableFuture<KeysAt> keysAt(String prefix, long revision) {
+    return PagedListing.listAt(
+            (from, end, rev, limit) -> page(prefix, from, end, rev, limit, true),
+            prefix, revision, pageKeys)
+        .thenApply(listing -> {
+          Map<String, Long> keys = new HashMap<>();
+          for (KeyVersion kv : listing.keys()) {
+            keys.put(kv.key(), kv.modRevision());
+          }
+          return KeysAt.listed(keys);
+        })
+        .exceptionallyCompose(err -> {
+          if (EtcdErrors.classify(err) != RegistryException.Kind.COMPACTED) {
+            return CompletableFuture.failedFuture(err);
+          }
+          return calls
+              .call("revision of " + prefix, () -> client.getKVClient().get(
+                  bytes(prefix), GetOption.builder().isPrefix(true).withCountOnly(true).build()))
+              .thenApply(resp -> resp.getHeader().getRevision() < revision
+                  ? KeysAt.notReached()
+                  : KeysAt.compacted());
+        });
+  }
+
   /** One linearizable range request, which also waits for {@code revision} to be applied. */
   CompletableFuture<PagedListing.Page> page(
       String prefix, byte[] fromKey, byte[] endKey, long revision, int limit) {
+    return page(prefix, fromKey, endKey, revision, limit, false);
+  }
+
+  private CompletableFuture<PagedListing.Page> page(
+      String prefix, byte[] fromKey, byte[] endKey, long revision, int limit, boolean keysOnly) {
     GetOption.Builder option = GetOption.builder()
         .withRange(ByteSequence.from(endKey))
+        .withKeysOnly(keysOnly)
         .withLimit(limit);
     if (revision > 0) {
       option.withRevision(revision);

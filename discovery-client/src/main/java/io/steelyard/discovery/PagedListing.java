@@ -80,23 +80,40 @@ final class PagedListing {
   private final List<KeyVersion> keys = new ArrayList<>();
   private int pageKeys;
   private long revision; // 0 until the first page fixes it
+  private final boolean fixedRevision; // listAt: a compaction fails the listing, no restart
   private int restarts;
   private int pageCount;
 
-  private PagedListing(Pages pages, String prefix, int pageKeys) {
+  private PagedListing(Pages pages, String prefix, int pageKeys, long revision) {
     this.pages = pages;
     this.prefix = prefix;
     this.start = prefix.getBytes(StandardCharsets.UTF_8);
     this.end = prefixEnd(start);
     this.pageKeys = pageKeys;
+    this.revision = revision;
+    this.fixedRevision = revision != 0;
   }
 
   /** Lists {@code prefix} (which ends with {@code /}) in pages of at most {@code pageKeys} keys. */
   static CompletableFuture<Listing> list(Pages pages, String prefix, int pageKeys) {
+    return start(pages, prefix, pageKeys, 0);
+  }
+
+  /**
+   * Lists {@code prefix} as it was at {@code revision}, every page at that revision. A compaction
+   * of it fails the listing with {@link Kind#COMPACTED} (there is nothing to start again from).
+   */
+  static CompletableFuture<Listing> listAt(Pages pages, String prefix, long revision, int pageKeys) {
+    checkArgument(revision > 0, "revision: %s (expected: > 0)", revision);
+    return start(pages, prefix, pageKeys, revision);
+  }
+
+  private static CompletableFuture<Listing> start(
+      Pages pages, String prefix, int pageKeys, long revision) {
     requireNonNull(pages, "pages");
     checkArgument(prefix.endsWith("/"), "prefix: %s (expected: ends with /)", prefix);
     checkArgument(pageKeys >= 1, "pageKeys: %s (expected: >= 1)", pageKeys);
-    PagedListing listing = new PagedListing(pages, prefix, pageKeys);
+    PagedListing listing = new PagedListing(pages, prefix, pageKeys, revision);
     listing.fetch(listing.start);
     return listing.result;
   }
@@ -143,7 +160,7 @@ final class PagedListing {
       fetch(from);
       return;
     }
-    if (kind == Kind.COMPACTED && revision != 0 && restarts < MAX_RESTARTS) {
+    if (kind == Kind.COMPACTED && !fixedRevision && revision != 0 && restarts < MAX_RESTARTS) {
       restarts++;
       logger.debug("Revision {} of the listing of {} was compacted after {} pages; starting again",
           revision, prefix, pageCount);

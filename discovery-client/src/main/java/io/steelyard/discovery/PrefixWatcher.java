@@ -22,8 +22,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Keeps one service prefix in sync with etcd: list, then watch from the listing's revision + 1;
- * resume a broken watch from the last seen revision + 1; re-list on compaction, on a watch that
- * jetcd closed for good, and periodically; publish coalesced snapshots to its listeners.
+ * resume a broken watch from the last seen revision + 1 once etcd shows it still holds our view
+ * at that revision ({@link #resume()}); re-list on compaction, when etcd went back in time, on a
+ * watch that jetcd closed for good, and periodically; publish coalesced snapshots to its
+ * listeners.
  *
  * <p>It talks to etcd only through an {@link EtcdReader} (jetcd in production, a scripted fake in
  * unit tests), taken afresh from its {@link ClientSource} for every attempt.
@@ -449,16 +451,98 @@ final class PrefixWatcher {
     }
     generation++; // whatever the old stream still delivers is ignored from now on
     closeWatch();
-    // Resume from our revision; after a few failures in a row re-list instead: an error we do
-    // not recognise must not trap the watcher in resuming forever. (A restored etcd does not
-    // fail the watch at all; wentBackInTime catches that.)
-    failed("watch", err, () -> {
-      if (failures >= RELIST_AFTER_WATCH_FAILURES) {
-        relist(RelistCause.WATCH_FAILURES);
-      } else {
-        watch();
+    // Resume from our revision once etcd shows it still holds our view (resume()); after a few
+    // failures in a row re-list instead: an error we do not recognise must not trap the watcher
+    // in resuming forever. (A restored etcd does not fail a watch opened on it at all:
+    // wentBackInTime and resume()'s check catch that.)
+    failed("watch", err, this::resumeOrRelist);
+  }
+
+  private void resumeOrRelist() {
+    if (failures >= RELIST_AFTER_WATCH_FAILURES) {
+      relist(RelistCause.WATCH_FAILURES);
+    } else {
+      resume();
+    }
+  }
+
+  /**
+   * Resumes a broken watch from our revision + 1, once etcd has shown that its history still
+   * holds our view: the keys of the prefix at our revision, keys only, must be exactly ours, each
+   * at the same mod revision. Otherwise (or when that revision is compacted, or etcd has not
+   * reached it) re-list.
+   *
+   * <p>Why a check at all: etcd restored from an older snapshot takes up the snapshot's revision
+   * and, in a single-member or same-configuration cluster, the same member id and often the same
+   * raft term; once writes after the restore have carried its revision past ours, a resumed
+   * watch is confirmed like any other ({@link #wentBackInTime} sees nothing) and replays a
+   * different history from our revision + 1 onto a view etcd never held: keys written or deleted
+   * between the snapshot and our revision stay wrong until the periodic re-list.
+   *
+   * <p>Why this check: resuming is right exactly when etcd's view of the prefix at our revision
+   * equals ours, whatever happened elsewhere in the key space, since the watch replays everything
+   * after it. A mod revision names one write, so when every key is there at our mod revision and
+   * no other key is, the two histories made the same writes to this prefix, or differ only by a
+   * write of the same key at the same revision with other bytes (the values are not compared, to
+   * keep the check to keys; the periodic re-list bounds that case). A count or the newest key
+   * alone (one range with a limit of 1) is cheaper but unsound: two histories that each deleted
+   * one different key, or wrote other keys below the same newest one, pass it.
+   *
+   * <p>Cost: one range of the prefix's keys without values per resume, paged as a listing; a
+   * watch that never breaks costs nothing more. A first watch after a listing needs no check.
+   */
+  private void resume() {
+    if (closed) {
+      return;
+    }
+    retry = null;
+    closeWatch();
+    int gen = ++generation;
+    long at = revision;
+    try {
+      EtcdReader reader = lastReader = clients.reader();
+      reader
+          .keysAt(prefix, at)
+          .whenComplete((keys, err) -> scheduler.execute(() -> onResumeChecked(gen, at, keys, err)));
+    } catch (RuntimeException e) { // a closed client throws synchronously
+      onResumeChecked(gen, at, null, e);
+    }
+  }
+
+  private void onResumeChecked(
+      int gen, long at, @Nullable EtcdReader.KeysAt keys, @Nullable Throwable err) {
+    if (closed || gen != generation) {
+      return;
+    }
+    if (err != null) {
+      failed("watch", err, this::resumeOrRelist);
+      return;
+    }
+    switch (keys.outcome()) {
+      case LISTED -> {
+        if (table.holdsExactly(keys.modRevisions())) {
+          watch();
+          return;
+        }
+        logger.warn(
+            "etcd at {} holds other keys of service {} at revision {} than this watcher applied"
+                + " ({} there, {} here); restored from a snapshot? Re-listing",
+            endpoints, service, at, keys.modRevisions().size(), table.size());
+        relist(RelistCause.RESTORED);
       }
-    });
+      case NOT_REACHED -> {
+        logger.warn(
+            "etcd at {} has not reached revision {} that service {} was watched at; restored from"
+                + " a snapshot? Re-listing", endpoints, at, service);
+        relist(RelistCause.RESTORED);
+      }
+      case COMPACTED -> {
+        compactionRelists.incrementAndGet();
+        logger.info("Revision {} of service {} at {} was compacted while the watch was down;"
+            + " re-listing", at, service, endpoints);
+        relist(RelistCause.COMPACTION);
+      }
+    }
   }
 
   private void onWatchCompleted(int gen) {

@@ -7,13 +7,20 @@ import java.util.Locale;
  * {@code steelyard_discovery_relists_total} ({@link #tag()}).
  */
 enum RelistCause {
-  /** The watch fell behind etcd's compaction: the events it missed are gone. */
+  /**
+   * The watch fell behind etcd's compaction, or the revision a resume would start from was
+   * compacted: the events it missed are gone.
+   */
   COMPACTION,
   /** {@value PrefixWatcher#RELIST_AFTER_WATCH_FAILURES} failed watch resumes in a row. */
   WATCH_FAILURES,
   /** jetcd ended the watch without an error. */
   WATCH_CLOSED,
-  /** etcd confirmed a watch at a revision or raft term below ours: restored from a snapshot. */
+  /**
+   * etcd went back in time (restored from a snapshot): it confirmed a watch at a revision or raft
+   * term below ours, or, checked before a resume, held other keys at our revision than we did or
+   * had not reached it.
+   */
   RESTORED,
   /** A listing failed (etcd unreachable or refusing) and is tried again. */
   LIST_FAILED,

@@ -1,5 +1,6 @@
 package io.steelyard.discovery;
 
+import static io.steelyard.discovery.ScriptedEtcdReader.keysAt;
 import static io.steelyard.discovery.ScriptedEtcdReader.kv;
 import static io.steelyard.discovery.ScriptedEtcdReader.listing;
 import static io.steelyard.discovery.ScriptedEtcdReader.put;
@@ -118,6 +119,7 @@ class DiscoveryMetricsTest {
     scheduler.forward(150, TimeUnit.MILLISECONDS);
     assertThat(gauge(DiscoveryMetrics.STALE)).isEqualTo(0.15);
     scheduler.forward(150, TimeUnit.MILLISECONDS); // the resume: 200 ms ±25% after the failure
+    reader.pendingKeysAt().answer().complete(keysAt(P + "a", 7, P + "b", 8)); // our view: resume
     reader.openWatch().confirm(1, 10);
     assertThat(gauge(DiscoveryMetrics.STALE)).isZero();
   }

@@ -1,5 +1,6 @@
 package io.steelyard.discovery;
 
+import static io.steelyard.discovery.ScriptedEtcdReader.keysAt;
 import static io.steelyard.discovery.ScriptedEtcdReader.kv;
 import static io.steelyard.discovery.ScriptedEtcdReader.listing;
 import static io.steelyard.discovery.ScriptedEtcdReader.put;
@@ -17,6 +18,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -68,6 +70,10 @@ class PrefixWatcherTest {
 
     int watchesOpened() {
       return readers.stream().mapToInt(r -> r.watches.size()).sum();
+    }
+
+    int keysAtsAsked() {
+      return readers.stream().mapToInt(r -> r.keysAts.size()).sum();
     }
   }
 
@@ -140,9 +146,92 @@ class PrefixWatcherTest {
     assertThat(w.cancelled).isTrue();
     assertThat(stats.openEtcdWatches()).isZero();
     forwardMillis(199);
-    assertThat(clients.watchesOpened()).isEqualTo(1);
+    assertThat(clients.current().keysAts).isEmpty();
     forwardMillis(1);
+    // First etcd shows it still holds our view at our revision, then the watch resumes.
+    ScriptedEtcdReader.KeysAtRequest check = clients.current().pendingKeysAt();
+    assertThat(check.prefix()).isEqualTo(P);
+    assertThat(check.revision()).isEqualTo(30);
+    assertThat(clients.watchesOpened()).isEqualTo(1);
+    check.answer().complete(keysAt(P + "a", 7, P + "b", 12));
     assertThat(clients.current().openWatch().fromRevision).isEqualTo(31);
+    assertThat(clients.listsAsked()).isEqualTo(1);
+  }
+
+  @Test
+  void aResumeIntoAHistoryWithOtherKeysAtOurRevisionRelistsInsteadOfResuming() {
+    ScriptedWatch w = startListedAndWatching(); // a|2 at 7, listed at 10
+    w.confirm(1, 10);
+    w.events(12, put(P + "b", "10.0.0.2:1|1", 12));
+
+    // etcd restored from a snapshot before revision 12, whose own writes have since passed 12
+    // on the same member and term: at revision 12 it holds c (its revision 11), not b.
+    breakAndAwaitTheCheck(w).complete(keysAt(P + "a", 7, P + "c", 11));
+    assertThat(clients.watchesOpened()).as("no watch resumed into the other history").isEqualTo(1);
+    assertThat(clients.listsAsked()).isEqualTo(2);
+    assertThat(watcher.counters().relists(RelistCause.RESTORED)).isEqualTo(1);
+    clients.current().pendingList().complete(
+        listing(14, kv(P + "a", "10.0.0.1:1|2", 7), kv(P + "c", "10.0.0.3:1|3", 11)));
+    assertThat(last().instances()).extracting(ServiceInstance::address)
+        .containsExactly("10.0.0.1:1", "10.0.0.3:1");
+    assertThat(clients.current().openWatch().fromRevision).isEqualTo(15);
+  }
+
+  @Test
+  void aResumeRelistsWhenEtcdsKeysAtOurRevisionDifferInModRevisionOrInNumber() {
+    ScriptedWatch w = startListedAndWatching(); // a|2 at 7
+    w.confirm(1, 10);
+    breakAndAwaitTheCheck(w).complete(keysAt(P + "a", 9)); // a rewritten
+    assertThat(clients.listsAsked()).isEqualTo(2);
+    clients.current().pendingList().complete(listing(10, kv(P + "a", "10.0.0.1:1|2", 7)));
+    ScriptedWatch second = clients.current().openWatch();
+    second.confirm(1, 10);
+
+    breakAndAwaitTheCheck(second).complete(keysAt(P + "a", 7, P + "b", 8)); // one more
+    assertThat(clients.listsAsked()).isEqualTo(3);
+    clients.current().pendingList().complete(listing(10, kv(P + "a", "10.0.0.1:1|2", 7)));
+    ScriptedWatch third = clients.current().openWatch();
+    third.confirm(1, 10);
+
+    breakAndAwaitTheCheck(third).complete(keysAt()); // a gone
+    assertThat(clients.listsAsked()).isEqualTo(4);
+    assertThat(watcher.counters().relists(RelistCause.RESTORED)).isEqualTo(3);
+  }
+
+  @Test
+  void aResumeAtARevisionEtcdHasNotReachedRelistsAsRestored() {
+    ScriptedWatch w = startListedAndWatching();
+    w.confirm(1, 10);
+    breakAndAwaitTheCheck(w).complete(EtcdReader.KeysAt.notReached());
+    assertThat(clients.watchesOpened()).isEqualTo(1);
+    assertThat(clients.listsAsked()).isEqualTo(2);
+    assertThat(watcher.counters().relists(RelistCause.RESTORED)).isEqualTo(1);
+  }
+
+  @Test
+  void aResumeAtACompactedRevisionRelistsAsCompaction() {
+    ScriptedWatch w = startListedAndWatching();
+    w.confirm(1, 10);
+    breakAndAwaitTheCheck(w).complete(EtcdReader.KeysAt.compacted());
+    assertThat(clients.listsAsked()).isEqualTo(2);
+    assertThat(watcher.compactionRelists()).isEqualTo(1);
+    assertThat(watcher.counters().relists(RelistCause.COMPACTION)).isEqualTo(1);
+  }
+
+  @Test
+  void aResumeCheckEtcdDoesNotAnswerIsAFailedAttemptLikeAFailedWatch() {
+    ScriptedWatch w = startListedAndWatching();
+    w.confirm(1, 10);
+    breakAndAwaitTheCheck(w).completeExceptionally(new IOException("refused"));
+    assertThat(last().isStale()).isTrue();
+    assertThat(last().instances()).containsExactly(A);
+    forwardMillis(399);
+    assertThat(clients.keysAtsAsked()).isEqualTo(1);
+    forwardMillis(1);
+    assertThat(clients.renewed).as("two failures in a row, as with a watch").hasSize(1);
+    clients.current().pendingKeysAt().answer().complete(keysAt(P + "a", 7));
+    clients.current().openWatch().confirm(1, 10);
+    assertThat(last().isStale()).isFalse();
     assertThat(clients.listsAsked()).isEqualTo(1);
   }
 
@@ -170,7 +259,7 @@ class PrefixWatcherTest {
 
     // etcd restored from an older snapshot accepts a watch from a revision it has not reached
     // and stays silent: only its created notification shows it is behind.
-    ScriptedWatch resumed = resumeAfterAReset(w);
+    ScriptedWatch resumed = resumeAfterAReset(w, P + "a", 7, P + "b", 12);
     resumed.confirm(2, 5);
     assertThat(resumed.cancelled).isTrue();
     assertThat(clients.listsAsked()).as("re-listed at once").isEqualTo(2);
@@ -184,7 +273,7 @@ class PrefixWatcherTest {
     ScriptedWatch w = startListedAndWatching();
     w.confirm(1, 10, 8);
 
-    ScriptedWatch resumed = resumeAfterAReset(w);
+    ScriptedWatch resumed = resumeAfterAReset(w, P + "a", 7);
     resumed.confirm(1, 11, 2); // revision ahead, term behind: a restored cluster counts anew
     assertThat(clients.listsAsked()).isEqualTo(2);
     clients.current().pendingList().complete(listing(11, kv(P + "a", "10.0.0.1:1|2", 7)));
@@ -200,7 +289,7 @@ class PrefixWatcherTest {
     w.confirm(1, 10, 8);
 
     // etcd's gRPC proxy joining a watch it already holds confirms it with only a revision.
-    ScriptedWatch resumed = resumeAfterAReset(w);
+    ScriptedWatch resumed = resumeAfterAReset(w, P + "a", 7);
     resumed.confirm(0, 11, 0);
     assertThat(resumed.cancelled).isFalse();
     assertThat(clients.listsAsked()).isEqualTo(1);
@@ -223,11 +312,23 @@ class PrefixWatcherTest {
     assertThat(watcher.staleEventsSkipped()).isEqualTo(2);
   }
 
-  /** Breaks {@code w} and returns the watch opened after the first backoff step. */
-  private ScriptedWatch resumeAfterAReset(ScriptedWatch w) {
+  /**
+   * Breaks {@code w} and returns the watch opened after the first backoff step, once etcd showed
+   * {@code view} (key, mod revision, ...) at the watcher's revision.
+   */
+  private ScriptedWatch resumeAfterAReset(ScriptedWatch w, Object... view) {
+    breakAndAwaitTheCheck(w).complete(keysAt(view));
+    return clients.current().openWatch();
+  }
+
+  /**
+   * Breaks {@code w}, waits the first backoff step, and returns the answer to the check the
+   * watcher then makes before resuming.
+   */
+  private CompletableFuture<EtcdReader.KeysAt> breakAndAwaitTheCheck(ScriptedWatch w) {
     w.fail(new IOException("connection reset"));
     forwardMillis(200);
-    return clients.current().openWatch();
+    return clients.current().pendingKeysAt().answer();
   }
 
   @Test
@@ -235,8 +336,10 @@ class PrefixWatcherTest {
     ScriptedWatch w = startListedAndWatching();
     w.fail(new IOException("etcdserver: mvcc: required revision is a future revision"));
     forwardMillis(200);
+    clients.current().pendingKeysAt().answer().complete(keysAt(P + "a", 7));
     clients.current().openWatch().fail(new IOException("future revision"));
     forwardMillis(400);
+    clients.current().pendingKeysAt().answer().complete(keysAt(P + "a", 7));
     ScriptedWatch third = clients.current().openWatch();
     assertThat(third.fromRevision).isEqualTo(11);
     assertThat(clients.listsAsked()).isEqualTo(1);
@@ -264,6 +367,7 @@ class PrefixWatcherTest {
     assertThat(last().instances()).containsExactly(A); // stale, never empty
 
     forwardMillis(200);
+    clients.current().pendingKeysAt().answer().complete(keysAt(P + "a", 7));
     ScriptedWatch resumed = clients.current().openWatch();
     resumed.confirm(1, 10);
     assertThat(last().isStale()).isFalse();
@@ -285,11 +389,13 @@ class PrefixWatcherTest {
     assertThat(stats.staleWatches()).isEqualTo(1);
 
     forwardMillis(200);
+    clients.current().pendingKeysAt().answer().complete(keysAt(P + "a", 7));
     clients.current().openWatch().fail(new IOException("connection refused"));
     assertThat(snapshots).as("still stale: nothing new to say").hasSize(2);
     assertThat(watcher.staleSinceMillis()).as("stale since the first failure").isEqualTo(1_000_000);
 
     forwardMillis(400);
+    clients.current().pendingKeysAt().answer().complete(keysAt(P + "a", 7));
     clients.current().openWatch().confirm(2, 10);
     assertThat(snapshots).hasSize(3);
     assertThat(last().isStale()).isFalse();
@@ -367,7 +473,7 @@ class PrefixWatcherTest {
     assertThat(last().isStale()).isTrue();
     assertThat(last().instances()).containsExactly(A);
     forwardMillis(ServiceWatcher.DEFAULT_BACKOFF_MAX_MILLIS);
-    clients.current().openWatch().fail(
+    clients.current().pendingKeysAt().answer().completeExceptionally(
         Status.UNAUTHENTICATED.withDescription("etcdserver: invalid auth token").asRuntimeException());
     assertThat(clients.renewed).isEmpty();
     assertThat(unavailable).isEmpty();
@@ -392,6 +498,7 @@ class PrefixWatcherTest {
     assertThat(snapshots).allSatisfy(s -> assertThat(s.instances()).containsExactly(A));
     assertThat(watcher.compactionRelists()).isZero();
     forwardMillis(200);
+    clients.current().pendingKeysAt().answer().complete(keysAt(P + "a", 7));
     assertThat(clients.current().openWatch().fromRevision).isEqualTo(11);
   }
 

@@ -4,14 +4,16 @@ import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * A fake of our {@link EtcdReader} seam (not of jetcd): it records every listing and watch the
- * engine asks for, and the test answers them — complete a listing, confirm a watch, deliver
- * events, fail it, compact it — in exactly the order it wants. Calls come from the test thread,
- * which with {@link InlineFakeScheduler} is also the watcher's thread.
+ * A fake of our {@link EtcdReader} seam (not of jetcd): it records every listing, watch and
+ * keysAt the engine asks for, and the test answers them — complete a listing, answer a keysAt,
+ * confirm a watch, deliver events, fail it, compact it — in exactly the order it wants. Calls
+ * come from the test thread, which with {@link InlineFakeScheduler} is also the watcher's thread.
  */
 final class ScriptedEtcdReader implements EtcdReader {
 
@@ -64,9 +66,13 @@ final class ScriptedEtcdReader implements EtcdReader {
     }
   }
 
+  /** One {@link #keysAt} the engine asked for. */
+  record KeysAtRequest(String prefix, long revision, CompletableFuture<KeysAt> answer) {}
+
   final String name;
   final List<CompletableFuture<Listing>> lists = new ArrayList<>();
   final List<ScriptedWatch> watches = new ArrayList<>();
+  final List<KeysAtRequest> keysAts = new ArrayList<>();
 
   ScriptedEtcdReader(String name) {
     this.name = name;
@@ -84,6 +90,30 @@ final class ScriptedEtcdReader implements EtcdReader {
     ScriptedWatch w = new ScriptedWatch(prefix, fromRevision, callbacks);
     watches.add(w);
     return w;
+  }
+
+  @Override
+  public CompletableFuture<KeysAt> keysAt(String prefix, long revision) {
+    KeysAtRequest r = new KeysAtRequest(prefix, revision, new CompletableFuture<>());
+    keysAts.add(r);
+    return r.answer();
+  }
+
+  /** The last keysAt asked for, which must still be unanswered. */
+  KeysAtRequest pendingKeysAt() {
+    assertThat(keysAts).as("%s: keysAt asked for", name).isNotEmpty();
+    KeysAtRequest r = keysAts.get(keysAts.size() - 1);
+    assertThat(r.answer()).as("%s: last keysAt", name).isNotDone();
+    return r;
+  }
+
+  /** etcd's keys at a revision: key, mod revision, key, mod revision, ... */
+  static KeysAt keysAt(Object... keyThenModRevision) {
+    Map<String, Long> keys = new HashMap<>();
+    for (int i = 0; i < keyThenModRevision.length; i += 2) {
+      keys.put((String) keyThenModRevision[i], ((Number) keyThenModRevision[i + 1]).longValue());
+    }
+    return KeysAt.listed(keys);
   }
 
   /** The last listing asked for, which must still be unanswered. */

@@ -140,6 +140,11 @@ class ServiceWatcherIT {
       }
 
       @Override
+      public CompletableFuture<KeysAt> keysAt(String prefix, long revision) {
+        return real.keysAt(prefix, revision);
+      }
+
+      @Override
       public Watching watch(String prefix, long fromRevision, WatchCallbacks callbacks) {
         if (wroteInTheWindow.compareAndSet(false, true)) {
           put(writer, key("gap", 7002), "127.0.0.1:7002|2");

@@ -17,6 +17,7 @@ import io.steelyard.registry.Validation;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalInt;
@@ -90,6 +91,19 @@ public final class GrpcServerRegistration
   @Nullable
   private Client operatorClient;
 
+  /** Binders given to {@link #bindEach}, each with what it bound to the current registration. */
+  @GuardedBy("bindings")
+  private final List<Bound> bindings = new ArrayList<>();
+
+  private static final class Bound {
+    final Function<ServiceRegistration, AutoCloseable> binder;
+    @Nullable AutoCloseable handle;
+
+    Bound(Function<ServiceRegistration, AutoCloseable> binder) {
+      this.binder = binder;
+    }
+  }
+
   GrpcServerRegistration(
       SteelyardSettings.RegistrationSettings settings,
       EtcdConnection etcd,
@@ -132,6 +146,7 @@ public final class GrpcServerRegistration
     }
     registration = reg;
     running = true;
+    bindAll(reg);
     logger.info("Registering {} at {} in etcd {} (key {}, weight {}, ttl {}s)",
         reg.service(), address, etcd.endpointsString(), reg.key(), reg.weight(), reg.ttlSeconds());
     reg.start();
@@ -200,6 +215,48 @@ public final class GrpcServerRegistration
   @Override
   public int getPhase() {
     return phase.getAsInt();
+  }
+
+  /**
+   * Calls {@code binder} with each agent registration this bean makes: now, if the server already
+   * listens, else when it starts; a restart makes a new registration, and what {@code binder}
+   * returned for the old one is closed first. The starter binds {@code AgentMetrics} this way, so
+   * the registration's meters follow the registration and are defined once (by the agent).
+   *
+   * <pre>{@code
+   * registration.bindEach(AgentMetrics.of(meterRegistry)::bind);
+   * }</pre>
+   */
+  public void bindEach(Function<ServiceRegistration, AutoCloseable> binder) {
+    Bound b = new Bound(requireNonNull(binder, "binder"));
+    synchronized (bindings) {
+      bindings.add(b);
+      ServiceRegistration reg = registration;
+      if (reg != null) {
+        b.handle = binder.apply(reg);
+      }
+    }
+  }
+
+  private void bindAll(ServiceRegistration reg) {
+    synchronized (bindings) {
+      for (Bound b : bindings) {
+        closeQuietly(b.handle);
+        b.handle = b.binder.apply(reg);
+      }
+    }
+  }
+
+  private void closeQuietly(@Nullable AutoCloseable handle) {
+    if (handle == null) {
+      return;
+    }
+    try {
+      handle.close();
+    } catch (Exception e) {
+      logger.warn("Closing what was bound to the previous registration of {} failed",
+          settings.service(), e);
+    }
   }
 
   /** The service name this application registers as. */

@@ -13,14 +13,18 @@ import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.health.v1.HealthGrpc;
 import io.grpc.netty.NettyChannelBuilder;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.steelyard.agent.AgentMetrics;
 import io.steelyard.agent.InstanceStore;
 import io.steelyard.agent.RegisteredInstance;
+import io.steelyard.agent.RecoveryCause;
 import io.steelyard.agent.RegistrationState;
 import io.steelyard.agent.ServiceRegistration;
+import io.steelyard.discovery.DiscoveryMetrics;
 import io.steelyard.registry.DecodedValue;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.KeyLayout;
 import io.steelyard.registry.ValueFormat;
+import io.steelyard.spring.actuate.SteelyardMeterBinder;
 import io.steelyard.testkit.EtcdCluster;
 import java.time.Duration;
 import java.util.Map;
@@ -213,13 +217,15 @@ class ServerRegistrationIT {
 
   @Test
   void registrationAndDiscoveryMetersAreBound() {
-    assertThat(meters.get("steelyard.registration.weight").tag("service", "who").gauge().value())
-        .isEqualTo(5.0);
-    assertThat(meters.get("steelyard.registration.registered").gauge().value()).isEqualTo(1.0);
-    assertThat(meters.get("steelyard.registration.registrations").functionCounter().count())
-        .isGreaterThanOrEqualTo(1.0);
-    assertThat(meters.find("steelyard.discovery.watches").gauge()).isNotNull();
-    assertThat(meters.find("steelyard.discovery.staleness").timeGauge()).isNotNull();
+    String address = agent().address();
+    assertThat(meters.get(AgentMetrics.WEIGHT).tags("service", "who", "address", address)
+        .gauge().value()).isEqualTo(5.0);
+    assertThat(meters.get(AgentMetrics.REGISTERED).tags("service", "who", "address", address)
+        .gauge().value()).isEqualTo(1.0);
+    assertThat(meters.get(AgentMetrics.RECOVERIES).tags("service", "who", "address", address)
+        .counters()).hasSize(RecoveryCause.values().length);
+    assertThat(meters.find(DiscoveryMetrics.WATCHES).gauge()).isNotNull();
+    assertThat(meters.find(SteelyardMeterBinder.ETCD_WATCHES).gauge()).isNotNull();
     assertThat(registration.state()).isEqualTo(RegistrationState.REGISTERED);
   }
 }

@@ -7,11 +7,7 @@ import io.grpc.MethodDescriptor;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.stub.ClientCalls;
 import io.grpc.stub.ServerCalls;
-import java.io.ByteArrayInputStream;
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
+import io.steelyard.testkit.grpc.CapacityBackend;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -25,8 +21,8 @@ final class WhoService implements BindableService {
       MethodDescriptor.<String, String>newBuilder()
           .setType(MethodDescriptor.MethodType.UNARY)
           .setFullMethodName(MethodDescriptor.generateFullMethodName("steelyard.test.Who", "Name"))
-          .setRequestMarshaller(Utf8.INSTANCE)
-          .setResponseMarshaller(Utf8.INSTANCE)
+          .setRequestMarshaller(CapacityBackend.UTF8)
+          .setResponseMarshaller(CapacityBackend.UTF8)
           .build();
 
   private final String name;
@@ -49,23 +45,5 @@ final class WhoService implements BindableService {
   static String call(Channel channel) {
     return ClientCalls.blockingUnaryCall(
         channel, NAME, CallOptions.DEFAULT.withWaitForReady().withDeadlineAfter(5, TimeUnit.SECONDS), "");
-  }
-
-  private enum Utf8 implements MethodDescriptor.Marshaller<String> {
-    INSTANCE;
-
-    @Override
-    public InputStream stream(String value) {
-      return new ByteArrayInputStream(value.getBytes(StandardCharsets.UTF_8));
-    }
-
-    @Override
-    public String parse(InputStream stream) {
-      try {
-        return new String(stream.readAllBytes(), StandardCharsets.UTF_8);
-      } catch (IOException e) {
-        throw new UncheckedIOException(e);
-      }
-    }
   }
 }

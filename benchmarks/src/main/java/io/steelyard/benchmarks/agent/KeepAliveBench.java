@@ -2,12 +2,14 @@ package io.steelyard.benchmarks.agent;
 
 import static io.steelyard.benchmarks.BenchArgs.intArg;
 import static io.steelyard.benchmarks.BenchArgs.stringArg;
+import static io.steelyard.benchmarks.HostStats.loadAverage;
 
 import io.etcd.jetcd.Client;
 import io.steelyard.agent.ServiceRegistration;
 import io.steelyard.agent.SharedLease;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.testkit.EtcdCluster;
+import io.steelyard.testkit.EtcdGrpcProxy;
 import io.steelyard.testkit.EtcdMember;
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
@@ -29,10 +31,12 @@ import java.util.concurrent.TimeUnit;
  * etcd.
  *
  * <p>Usage: {@code scripts/bench-keepalive [--registrations N] [--ttl SECONDS] [--window SECONDS]
- * [--members 1|3] [--mode separate|shared|both]}; defaults 1,000 registrations, TTL 10 s, a 30 s
- * window, one member, both modes. Every registration of a mode shares one jetcd client (what
- * docs/agent.md recommends for many registrations in a process), so the comparison is leases, not
- * connections.
+ * [--members 1|3] [--mode separate|shared|both] [--via direct|proxy|both]}; defaults 1,000
+ * registrations, TTL 10 s, a 30 s window, one member, both modes, directly. Every registration of
+ * a mode shares one jetcd client (what docs/agent.md recommends for many registrations in a
+ * process), so the comparison is leases, not connections. {@code --via proxy} puts one {@code etcd
+ * grpc-proxy} (a fresh one per mode) between the registrations and etcd: etcd's counts then show
+ * what the proxy forwards, i.e. whether it coalesces keepalives.
  */
 public final class KeepAliveBench {
 
@@ -46,40 +50,49 @@ public final class KeepAliveBench {
     int window = intArg(args, "--window", 30);
     int members = intArg(args, "--members", 1);
     String mode = stringArg(args, "--mode", "both");
+    String via = stringArg(args, "--via", "direct");
+    if (!List.of("separate", "shared", "both").contains(mode) || !List.of("direct", "proxy", "both").contains(via)) {
+      System.err.println("KeepAliveBench: --mode separate|shared|both, --via direct|proxy|both");
+      System.exit(2);
+    }
     try (EtcdCluster etcd =
         EtcdCluster.builder().members(members).backend(EtcdCluster.Backend.BINARY).build()) {
       etcd.start();
       System.out.printf(Locale.ROOT,
-          "etcd 3.4 x %d at %s, java %s, %d cpus; %d registrations, TTL %d s, window %d s%n",
+          "etcd 3.4 x %d at %s, java %s, %d cpus, load average %s; %d registrations, TTL %d s, window %d s%n",
           members, etcd.endpoints(), System.getProperty("java.version"),
-          Runtime.getRuntime().availableProcessors(), n, ttl, window);
-      System.out.printf(Locale.ROOT, "%-9s %12s %12s %8s %8s %10s %10s %8s %10s %10s%n",
+          Runtime.getRuntime().availableProcessors(), loadAverage(), n, ttl, window);
+      System.out.printf(Locale.ROOT, "%-16s %12s %12s %8s %8s %10s %10s %8s %10s %10s%n",
           "mode", "keepalive/s", "renewals/s", "streams", "leases", "etcd cpu%", "agent cpu%",
           "threads", "register s", "close s");
-      Result separate = null;
-      Result shared = null;
-      if (!mode.equals("shared")) {
-        separate = run(etcd, n, ttl, window, false);
+      for (String how : via.equals("both") ? List.of("direct", "proxy") : List.of(via)) {
+        Result separate = null;
+        Result shared = null;
+        if (!mode.equals("shared")) {
+          separate = run(etcd, how, n, ttl, window, false);
+        }
+        if (!mode.equals("separate")) {
+          shared = run(etcd, how, n, ttl, window, true);
+        }
+        if (separate != null && shared != null && shared.keepalivesPerSecond > 0) {
+          System.out.printf(Locale.ROOT,
+              "%s, separate / shared: %.0fx the keepalive requests, %.1fx etcd's CPU%n", how,
+              separate.keepalivesPerSecond / shared.keepalivesPerSecond,
+              shared.etcdCpuPercent > 0 ? separate.etcdCpuPercent / shared.etcdCpuPercent : Double.NaN);
+        }
       }
-      if (!mode.equals("separate")) {
-        shared = run(etcd, n, ttl, window, true);
-      }
-      if (separate != null && shared != null && shared.keepalivesPerSecond > 0) {
-        System.out.printf(Locale.ROOT,
-            "separate / shared: %.0fx the keepalive requests, %.1fx etcd's CPU%n",
-            separate.keepalivesPerSecond / shared.keepalivesPerSecond,
-            shared.etcdCpuPercent > 0 ? separate.etcdCpuPercent / shared.etcdCpuPercent : Double.NaN);
-      }
+      System.out.printf(Locale.ROOT, "load average at the end %s%n", loadAverage());
     }
     System.exit(0);
   }
 
   private record Result(double keepalivesPerSecond, double etcdCpuPercent) {}
 
-  private static Result run(EtcdCluster etcd, int n, int ttl, int window, boolean share)
+  private static Result run(EtcdCluster etcd, String via, int n, int ttl, int window, boolean share)
       throws Exception {
-    String service = share ? "bench-shared" : "bench-separate";
-    try (Client client = EtcdConnection.of(etcd.endpoints()).connect()) {
+    String service = (share ? "bench-shared-" : "bench-separate-") + via;
+    try (EtcdGrpcProxy proxy = via.equals("proxy") ? EtcdGrpcProxy.start(etcd) : null;
+        Client client = EtcdConnection.of(proxy != null ? proxy.endpoint() : etcd.endpoints()).connect()) {
       SharedLease lease =
           share ? SharedLease.builder(client).ttl(Duration.ofSeconds(ttl)).build() : null;
       List<ServiceRegistration> regs = new ArrayList<>(n);
@@ -126,8 +139,8 @@ public final class KeepAliveBench {
       }
       double closeSeconds = (System.nanoTime() - c0) / 1e9;
       Result r = new Result(received / seconds, 100 * etcdCpu / seconds);
-      System.out.printf(Locale.ROOT, "%-9s %12.1f %12.1f %8.0f %8.0f %10.1f %10.1f %8d %10.1f %10.1f%n",
-          share ? "shared" : "separate", r.keepalivesPerSecond, renewed / seconds, streams, leases,
+      System.out.printf(Locale.ROOT, "%-16s %12.1f %12.1f %8.0f %8.0f %10.1f %10.1f %8d %10.1f %10.1f%n",
+          (share ? "shared" : "separate") + ", " + via, r.keepalivesPerSecond, renewed / seconds, streams, leases,
           r.etcdCpuPercent, 100 * agentCpu / seconds, threads, registerSeconds, closeSeconds);
       return r;
     }

@@ -2,6 +2,7 @@ package io.steelyard.benchmarks.fleet;
 
 import static io.steelyard.benchmarks.BenchArgs.intArg;
 import static io.steelyard.benchmarks.BenchArgs.stringArg;
+import static io.steelyard.benchmarks.HostStats.loadAverage;
 
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
@@ -405,22 +406,13 @@ public final class LoadHeld {
     throw new IllegalStateException("the agent JVM ended before " + word);
   }
 
-  private static String loadAverage() {
-    try {
-      String[] f = Files.readString(Paths.get("/proc/loadavg")).trim().split(" ");
-      return f[0] + " " + f[1] + " " + f[2];
-    } catch (IOException | RuntimeException e) {
-      return "unknown";
-    }
-  }
-
   private static long[] sorted(List<Long> values) {
     long[] a = values.stream().mapToLong(Long::longValue).toArray();
     Arrays.sort(a);
     return a;
   }
 
-  private static long pct(long[] sorted, int p) {
+  static long pct(long[] sorted, int p) {
     if (sorted.length == 0) {
       return 0;
     }

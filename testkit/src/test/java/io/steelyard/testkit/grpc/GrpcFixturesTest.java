@@ -1,6 +1,7 @@
 package io.steelyard.testkit.grpc;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.grpc.EquivalentAddressGroup;
@@ -48,6 +49,51 @@ class GrpcFixturesTest {
         channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
       }
     }
+  }
+
+  @Test
+  void anUpdateReachesTheRunningResolverOfThatNameOnly() throws InterruptedException {
+    try (StaticResolverProvider resolver = StaticResolverProvider.register("fixtures-update");
+        RecordingLoadBalancerProvider recording =
+            RecordingLoadBalancerProvider.register("fixtures_update")) {
+      ManagedChannel updated = channel(resolver.target("updated", ENDPOINTS), recording);
+      ManagedChannel other = channel(resolver.target("other", ENDPOINTS), recording);
+      try {
+        await().atMost(Duration.ofSeconds(10)).until(() ->
+            recording.latest("localhost", 0) != null && recording.latest("localhost", 1) != null);
+
+        resolver.update("updated", ENDPOINTS.subList(1, 2));
+
+        await().atMost(Duration.ofSeconds(10)).until(() ->
+            recording.recorders("localhost").stream().anyMatch(r -> r.updates().size() == 2));
+        assertThat(recording.recorders("localhost"))
+            .extracting(r -> r.updates().get(r.updates().size() - 1))
+            .containsExactlyInAnyOrder(ENDPOINTS, ENDPOINTS.subList(1, 2));
+        assertThat(recording.recorders("localhost"))
+            .extracting(r -> r.updates().size())
+            .containsExactlyInAnyOrder(1, 2);
+      } finally {
+        updated.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        other.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+      }
+    }
+  }
+
+  @Test
+  void updatingANameNeverRegisteredIsAnError() {
+    try (StaticResolverProvider resolver = StaticResolverProvider.register("fixtures-unknown")) {
+      assertThatThrownBy(() -> resolver.update("nobody", ENDPOINTS))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessage("name: nobody (expected: registered with target())");
+    }
+  }
+
+  private static ManagedChannel channel(String target, RecordingLoadBalancerProvider policy) {
+    ManagedChannel channel = Grpc.newChannelBuilder(target, InsecureChannelCredentials.create())
+        .defaultLoadBalancingPolicy(policy.getPolicyName())
+        .build();
+    channel.getState(true);
+    return channel;
   }
 
   @Test
