@@ -9,8 +9,6 @@ import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.lease.LeaseTimeToLiveResponse;
 import io.etcd.jetcd.options.LeaseOption;
-import io.steelyard.registry.DecodedValue;
-import io.steelyard.registry.KeyLayout;
 import io.steelyard.registry.RegistryException;
 import io.steelyard.registry.ServiceInstance;
 import io.steelyard.registry.ValueCodec;
@@ -19,7 +17,6 @@ import io.steelyard.registry.internal.Backoff;
 import io.steelyard.registry.internal.EtcdCalls;
 import io.steelyard.registry.internal.EtcdErrors;
 import java.time.Duration;
-import java.util.Arrays;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CancellationException;
@@ -36,11 +33,11 @@ import org.slf4j.LoggerFactory;
 /**
  * The state machine behind a {@link ServiceRegistration} ({@link RegistrationState} draws the
  * transitions): acquire the lease and put the key, recovery after a lost lease, an operator's
- * delete, etcd restored under the key, weight updates (the application's, an operator's, the
- * weight source's), close. The lease and its keepalive are {@link LeaseShare}'s (a private one,
- * or a {@link SharedLease}'s), the guarded writes of the key {@link OwnKey}'s, the watch of the
- * key {@link KeyWatch}'s, the weight source's decisions {@link WeightPublisher}'s; this class
- * holds the per-key state and decides.
+ * delete, close. The lease and its keepalive are {@link LeaseShare}'s (a private one, or a {@link
+ * SharedLease}'s), the guarded writes of the key {@link OwnKey}'s, the watch of the key {@link
+ * KeyWatch}'s, judging what the watch says (our write, an operator's, etcd gone back in time)
+ * {@link KeyJudge}'s, the weight wanted and its writes {@link WeightWrites}'s (with the weight
+ * source's decisions, {@link WeightPublisher}'s); this class holds the per-key state and decides.
  *
  * <p>Threading: every field marked "serial" is touched only on {@link #serial}, a sequential
  * executor over the scheduler shared by all registrations. etcd answers, lease, watch and timer
@@ -52,7 +49,7 @@ final class RegistrationStateMachine implements LeaseShare.User {
   /** Consecutive failed attempts after which an owned client is replaced; see RenewableClient. */
   static final int RECONNECT_AFTER_ATTEMPTS = 2;
   /** The key-gone and re-assert retry delays stop growing after this many failures. */
-  private static final int MAX_RETRY_BACKOFF_ATTEMPT = 10;
+  static final int MAX_RETRY_BACKOFF_ATTEMPT = 10;
   /** Kept from the close budget for the last steps after the revokes. */
   private static final Duration CLOSE_MARGIN = Duration.ofMillis(100);
 
@@ -61,7 +58,6 @@ final class RegistrationStateMachine implements LeaseShare.User {
   private final String service;
   private final String address;
   private final String key;
-  private final KeyLayout layout;
   private final ValueFormat format;
   private final Map<String, String> metadata;
   private final Duration operationTimeout;
@@ -75,7 +71,8 @@ final class RegistrationStateMachine implements LeaseShare.User {
   private final Backoff backoff;
   private final EtcdCalls calls;
   private final String who;
-  @Nullable private final WeightPublisher weights;
+  private final WeightWrites weights;
+  private final KeyJudge judge;
 
   private final StatePublisher states;
   private final CompletableFuture<Void> closed = new CompletableFuture<>();
@@ -85,8 +82,6 @@ final class RegistrationStateMachine implements LeaseShare.User {
 
   /** The live lease holding the key; 0 unless REGISTERED. Written only on serial. */
   private volatile long leaseId;
-  /** The weight written on the next registration; updated by setWeight, the source, others' rewrites. */
-  private volatile int weight;
   private volatile long closeStartNanos;
   /** Why etcd refused the last attempt, while REFUSED; else null. */
   @Nullable private volatile RegistryException refusal;
@@ -98,34 +93,19 @@ final class RegistrationStateMachine implements LeaseShare.User {
   // serial
   private int attempt;
   private int retryAttempt;
-  private boolean warnedForeignLease;
-  /** serial: the weight etcd holds for the key as far as we know (what we wrote or adopted). */
-  private int etcdWeight;
-  /** serial: the key's mod revision as last seen, the guard of the next registration put; 0 absent. */
-  private long knownModRevision;
-  /** serial: the highest revision of our own successful writes; older events are not news. */
-  private long ownRevision;
-  /** serial: our writes of the key in flight; events meanwhile are judged once they are answered. */
-  private int ownWritesInFlight;
-  private boolean recheckAfterOwnWrites;
   @Nullable private KeyWatch watch;
   /** serial: the pending retry of a registration, key-gone check or re-assert; at most one. */
   @Nullable private Future<?> timer;
   /** serial: the etcd call the current registration attempt waits for. */
   @Nullable private CompletableFuture<?> inFlight;
-  /** serial: the pending rewrite of a weight etcd could not be reached for (setWeight); at most one. */
-  @Nullable private Future<?> weightRetry;
-  private int weightRetryAttempt;
 
   RegistrationStateMachine(ServiceRegistrationBuilder b, LeaseShare share, boolean ownsShare) {
     this.service = b.service;
     this.address = b.address;
-    this.layout = b.layout;
     this.key = b.layout.instanceKey(b.service, b.address);
     this.ownKey = new OwnKey(b.layout, b.service, b.address);
     this.format = b.effectiveFormat();
     this.metadata = Map.copyOf(b.metadata);
-    this.weight = b.weight;
     this.operationTimeout = b.operationTimeout;
     this.closeTimeout = b.closeTimeout;
     this.share = share;
@@ -138,12 +118,9 @@ final class RegistrationStateMachine implements LeaseShare.User {
     this.calls = new EtcdCalls(b.operationTimeout, scheduler::schedule);
     this.who = service + " at " + address;
     this.states = new StatePublisher(who, b.listeners);
-    this.weights =
-        b.weightSource == null
-            ? null
-            : new WeightPublisher(
-                b.weightSource, b.weightSettings(), scheduler, serial, ticker, b.random, who,
-                new WeightSink());
+    Parts parts = new Parts();
+    this.weights = new WeightWrites(b, serial, calls, backoff, who, parts);
+    this.judge = new KeyJudge(ownKey, calls, serial, weights, parts);
   }
 
   // ---- called by ServiceRegistration, on any thread ----
@@ -154,9 +131,7 @@ final class RegistrationStateMachine implements LeaseShare.User {
       post(
           () -> {
             if (!closing.get()) {
-              if (weights != null) {
-                weight = weights.start(weight);
-              }
+              weights.start();
               states.set(RegistrationState.REGISTERING);
               tryRegister();
             }
@@ -207,19 +182,19 @@ final class RegistrationStateMachine implements LeaseShare.User {
   CompletableFuture<Void> setWeight(int newWeight) {
     checkState(!closing.get(), "registration of %s is closed", who);
     CompletableFuture<Void> done = new CompletableFuture<>();
-    if (!post(() -> doSetWeight(newWeight, done))) {
+    if (!post(() -> weights.set(newWeight, done))) {
       done.completeExceptionally(closedException());
     }
     return done;
   }
 
   void resumeWeightSource() {
-    checkState(weights != null, "registration of %s has no weight source", who);
-    post(weights::resume);
+    checkState(weights.hasSource(), "registration of %s has no weight source", who);
+    post(weights::resumeSource);
   }
 
   boolean weightSourcePaused() {
-    return weights != null && weights.paused();
+    return weights.sourcePaused();
   }
 
   void addListener(RegistrationListener listener) {
@@ -238,7 +213,7 @@ final class RegistrationStateMachine implements LeaseShare.User {
   }
 
   int weight() {
-    return weight;
+    return weights.weight();
   }
 
   /** Starts closing (once) and returns the future of its end: key removed, client closed. */
@@ -273,157 +248,11 @@ final class RegistrationStateMachine implements LeaseShare.User {
 
   // ---- everything below runs on serial ----
 
-  private void doSetWeight(int newWeight, CompletableFuture<Void> done) {
-    if (closing.get()) {
-      done.completeExceptionally(closedException());
-      return;
-    }
-    if (weights != null) {
-      weights.pin(newWeight); // the application's explicit weight wins over its source
-    }
-    int old = weight;
-    weight = newWeight;
-    cancelWeightRetry(); // this weight supersedes one still waiting for etcd
-    if (states.state() != RegistrationState.REGISTERED) {
-      logger.info(
-          "Weight of {} will be {} (was {}) once registered (now {})",
-          who, newWeight, old, states.state());
-      done.complete(null);
-      return;
-    }
-    long gen = generation;
-    writeWeight(newWeight, false).whenComplete((v, t) -> {
-      if (t != null) {
-        retryWeightLater(gen, newWeight, t);
-        done.completeExceptionally(t);
-      } else {
-        logger.info("Weight of {} set to {} (was {}), lease {}", who, newWeight, old, Long.toHexString(leaseId));
-        done.complete(null);
-      }
-    });
-  }
-
-  /**
-   * setWeight's write of {@code w} failed: when etcd could not be reached (not a refusal, not a
-   * conflict), write it again with backoff, renewing the client as a registration attempt does, as
-   * long as it is still the weight wanted, under the same lease, and etcd does not hold it yet. A
-   * lost lease needs nothing: the next registration writes the remembered weight. Without this,
-   * a weight set while the agent's connection was still coming back (just after an outage or a
-   * restore) would stay unwritten for as long as the lease lives.
-   */
-  private void retryWeightLater(long gen, int w, Throwable t) {
-    if (EtcdErrors.classify(t) != RegistryException.Kind.UNAVAILABLE || !weightStillWanted(gen, w)) {
-      return;
-    }
-    int attemptNow = weightRetryAttempt++;
-    if (attemptNow + 1 >= RECONNECT_AFTER_ATTEMPTS) {
-      share.renew(client());
-    }
-    long delayNanos = backoff.delayNanos(Math.min(attemptNow, MAX_RETRY_BACKOFF_ATTEMPT));
-    if (attemptNow % 10 == 0) { // the first and every tenth: an outage must not flood the log
-      logger.info(
-          "Could not write weight {} of {} (attempt {}); writing it again in {} ms: {}",
-          w, who, attemptNow + 1, TimeUnit.NANOSECONDS.toMillis(delayNanos), LeaseKeeper.message(t));
-    } else {
-      logger.debug(
-          "Could not write weight {} of {} (attempt {}); writing it again in {} ms: {}",
-          w, who, attemptNow + 1, TimeUnit.NANOSECONDS.toMillis(delayNanos), LeaseKeeper.message(t));
-    }
-    cancelWeightRetry();
-    weightRetry = schedule(() -> rewriteWeight(gen, w), delayNanos);
-  }
-
-  private void rewriteWeight(long gen, int w) {
-    weightRetry = null;
-    if (!weightStillWanted(gen, w)) {
-      weightRetryAttempt = 0;
-      return;
-    }
-    writeWeight(w, false).whenComplete((v, t) -> {
-      if (t != null) {
-        retryWeightLater(gen, w, t);
-      } else {
-        weightRetryAttempt = 0;
-        logger.info(
-            "Weight of {} set to {} once etcd could be reached again, lease {}",
-            who, w, Long.toHexString(leaseId));
-      }
-    });
-  }
-
-  private boolean weightStillWanted(long gen, int w) {
-    return gen == generation
-        && !closing.get()
-        && states.state() == RegistrationState.REGISTERED
-        && weight == w
-        && etcdWeight != w;
-  }
-
-  private void cancelWeightRetry() {
-    if (weightRetry != null) {
-      weightRetry.cancel(false);
-      weightRetry = null;
-    }
-  }
-
-  /**
-   * Writes {@code w} through {@link InstanceStore}, the path the CLI shares: the key's current
-   * lease, guarded by its mod revision, keeping the value's format. With {@code onlyIfUnchanged}
-   * (the weight source's writes), it writes only if etcd still holds the weight we know of: a
-   * weight someone else wrote is never overwritten by a source. Completes on serial.
-   */
-  private CompletableFuture<Void> writeWeight(int w, boolean onlyIfUnchanged) {
-    InstanceStore store = new InstanceStore(client(), layout, operationTimeout);
-    int expected = etcdWeight;
-    ownWritesInFlight++;
-    CompletableFuture<RegisteredInstance> write =
-        calls.call(
-            "set the weight of " + who,
-            () ->
-                store.requireAsync(service, address)
-                    .thenCompose(
-                        current -> {
-                          if (onlyIfUnchanged
-                              && !(current.value() instanceof DecodedValue.Accepted a && a.weight() == expected)) {
-                            return CompletableFuture.failedFuture(
-                                new RegistryException(
-                                    RegistryException.Kind.CONFLICT,
-                                    key + " no longer holds weight " + expected + "; not overwriting it",
-                                    null));
-                          }
-                          return store.setWeightAsync(current, w);
-                        }));
-    CompletableFuture<Void> done = new CompletableFuture<>();
-    long gen = generation;
-    write.whenCompleteAsync(
-        (r, t) -> {
-          if (t == null && !closing.get()) {
-            ownRevision = Math.max(ownRevision, r.modRevision());
-            knownModRevision = Math.max(knownModRevision, r.modRevision());
-            etcdWeight = w;
-            if (onlyIfUnchanged && !weightSourcePaused()) {
-              weight = w; // setWeight set it before writing; a source's weight counts once written
-            }
-          }
-          ownWriteDone(gen, t != null && EtcdErrors.classify(t) == RegistryException.Kind.CONFLICT);
-          if (t != null) {
-            done.completeExceptionally(EtcdErrors.unwrap(t));
-          } else if (closing.get()) {
-            done.completeExceptionally(closedException());
-          } else {
-            done.complete(null);
-          }
-        },
-        serial);
-    return done;
-  }
-
   private void tryRegister() {
     timer = null;
     if (closing.get() || states.state() == RegistrationState.REGISTERED) {
       return;
     }
-    int w = weight;
     CompletableFuture<Long> acquired = share.acquire(this);
     inFlight = acquired;
     acquired.whenCompleteAsync(
@@ -436,8 +265,9 @@ final class RegistrationStateMachine implements LeaseShare.User {
             return;
           }
           Client client = client();
+          int w = weights.weight(); // a weight set while the lease was granted counts
           CompletableFuture<Long> put =
-              ownKey.put(calls, client, encode(w), lease, knownModRevision);
+              ownKey.put(calls, client, encode(w), lease, judge.knownModRevision());
           inFlight = put;
           put.whenCompleteAsync(
               (revision, t2) -> {
@@ -518,10 +348,7 @@ final class RegistrationStateMachine implements LeaseShare.User {
     leaseId = lease;
     attempt = 0;
     retryAttempt = 0;
-    warnedForeignLease = false;
-    etcdWeight = w;
-    knownModRevision = putRevision;
-    ownRevision = putRevision;
+    judge.registered(putRevision);
     long gen = ++generation;
     share.written(this, lease);
     watch =
@@ -530,7 +357,7 @@ final class RegistrationStateMachine implements LeaseShare.User {
             new KeyWatch.Listener() {
               @Override
               public void onKeyWritten(KeyValue kv) {
-                RegistrationStateMachine.this.onKeyWritten(gen, kv);
+                judge.onKeyWritten(gen, kv);
               }
 
               @Override
@@ -540,7 +367,7 @@ final class RegistrationStateMachine implements LeaseShare.User {
 
               @Override
               public void onEtcdWentBack(@Nullable KeyValue kv) {
-                RegistrationStateMachine.this.onEtcdWentBack(gen, kv);
+                judge.onEtcdWentBack(gen, kv);
               }
             });
     watch.start(putRevision);
@@ -548,9 +375,7 @@ final class RegistrationStateMachine implements LeaseShare.User {
         "Registered {} as {} with lease {} (ttl {}s, weight {})",
         who, key, Long.toHexString(lease), share.ttlSeconds(), w);
     states.set(RegistrationState.REGISTERED);
-    if (weights != null) {
-      weights.onRegistered(w);
-    }
+    weights.onRegistered(w);
     if (share.leaseId() != lease) {
       // The lease was lost while the put was on its way: register again at once.
       // The share told us why while the lease was not ours yet; ask it again.
@@ -564,153 +389,6 @@ final class RegistrationStateMachine implements LeaseShare.User {
 
   private byte[] encode(int w) {
     return ValueCodec.encode(new ServiceInstance(service, address, w, metadata), format.forWeight(w));
-  }
-
-  private void onKeyWritten(long gen, KeyValue kv) {
-    if (gen != generation || closing.get()) {
-      return;
-    }
-    retryAttempt = 0;
-    knownModRevision = Math.max(knownModRevision, kv.getModRevision());
-    if (kv.getLease() != leaseId) {
-      if (!warnedForeignLease) {
-        warnedForeignLease = true;
-        logger.warn(
-            "Key {} was overwritten with lease {} instead of ours ({}); leaving it as it is",
-            key, Long.toHexString(kv.getLease()), Long.toHexString(leaseId));
-      }
-      return;
-    }
-    if (kv.getModRevision() <= ownRevision) {
-      return; // our own write, or older than it: nothing new
-    }
-    if (ownWritesInFlight > 0) {
-      // Ours or someone else's? Known once our write is answered (see writeWeight).
-      recheckAfterOwnWrites = true;
-      return;
-    }
-    judge(kv);
-  }
-
-  /** A value under our lease that we did not write: adopt its weight (and tell the source). */
-  private void judge(KeyValue kv) {
-    if (!(ValueCodec.decode(kv.getValue().getBytes()) instanceof DecodedValue.Accepted a)) {
-      return;
-    }
-    if (a.weight() == etcdWeight) {
-      return;
-    }
-    // Someone (the CLI, another tool) rewrote the value keeping our lease: adopt its weight, so
-    // that a later re-registration writes what the operator chose.
-    logger.info("Weight of {} changed in etcd to {} (was {})", who, a.weight(), etcdWeight);
-    etcdWeight = a.weight();
-    weight = a.weight();
-    if (weights != null) {
-      weights.onForeignWeight(a.weight());
-    }
-  }
-
-  /**
-   * One of our writes was answered; once none is in flight, read the key if an event came
-   * meanwhile or {@code conflicted} (its guard failed: someone else wrote).
-   */
-  private void ownWriteDone(long gen, boolean conflicted) {
-    ownWritesInFlight--;
-    recheckAfterOwnWrites |= conflicted;
-    if (ownWritesInFlight == 0 && recheckAfterOwnWrites) {
-      recheckAfterOwnWrites = false;
-      recheck(gen);
-    }
-  }
-
-  /** Reads the key and judges what it holds: after one of our writes was refused by its guard. */
-  private void recheck(long gen) {
-    if (gen != generation || closing.get() || states.state() != RegistrationState.REGISTERED) {
-      return;
-    }
-    Client client = client();
-    calls.call("get " + key, () -> client.getKVClient().get(ownKey.bytes()))
-        .whenCompleteAsync(
-            (r, t) -> {
-              if (gen != generation || closing.get() || t != null || r.getKvs().isEmpty()) {
-                return; // the watch tells about a key that is gone, or when etcd is back
-              }
-              KeyValue kv = r.getKvs().get(0);
-              knownModRevision = Math.max(knownModRevision, kv.getModRevision());
-              if (kv.getLease() == leaseId && ownWritesInFlight == 0) {
-                judge(kv);
-              }
-            },
-            serial);
-  }
-
-  /**
-   * etcd went back in time under the key (restored from an older snapshot) while our lease lived
-   * on: what it holds is history. Write the key as it should be (our weight, format and metadata,
-   * with our lease, guarded), unless that is what it holds already.
-   */
-  private void onEtcdWentBack(long gen, @Nullable KeyValue kv) {
-    if (gen != generation || closing.get()) {
-      return;
-    }
-    // Revisions from before the restore mean nothing now.
-    ownRevision = 0;
-    knownModRevision = kv == null ? 0 : kv.getModRevision();
-    int w = weight;
-    byte[] wanted = encode(w);
-    if (kv != null && kv.getLease() == leaseId && Arrays.equals(kv.getValue().getBytes(), wanted)) {
-      logger.info("etcd went back in time; {} already holds our value", key);
-      etcdWeight = w;
-      return;
-    }
-    logger.warn(
-        "etcd went back in time (restored from an older snapshot?): {} holds {} with lease {};"
-            + " writing ours again (weight {}, lease {})",
-        key,
-        kv == null ? "nothing" : "'" + kv.getValue().toString(java.nio.charset.StandardCharsets.UTF_8) + "'",
-        kv == null ? "-" : Long.toHexString(kv.getLease()), w, Long.toHexString(leaseId));
-    reassert(gen);
-  }
-
-  private void reassert(long gen) {
-    timer = null;
-    if (gen != generation || closing.get()) {
-      return;
-    }
-    long lease = leaseId;
-    int w = weight;
-    ownWritesInFlight++;
-    ownKey.put(calls, client(), encode(w), lease, knownModRevision)
-        .whenCompleteAsync(
-            (revision, t) -> {
-              if (gen != generation || closing.get()) {
-                ownWritesInFlight--;
-                return;
-              }
-              if (t == null) {
-                ownRevision = Math.max(ownRevision, revision);
-                knownModRevision = revision;
-                etcdWeight = w;
-              }
-              ownWriteDone(gen, false);
-              if (t == null) {
-                retryAttempt = 0;
-                logger.info(
-                    "{} written again after etcd went back: weight {}, lease {}",
-                    key, w, Long.toHexString(lease));
-              } else if (EtcdErrors.isLeaseNotFound(t)) {
-                String reason = "etcd went back in time to before the lease";
-                share.reportLost(lease, RecoveryCause.LEASE_EXPIRED, reason);
-                leaseLost(lease, RecoveryCause.LEASE_EXPIRED, reason);
-              } else {
-                long delayNanos = backoff.delayNanos(Math.min(retryAttempt++, MAX_RETRY_BACKOFF_ATTEMPT));
-                logger.info(
-                    "Could not write {} again after etcd went back; retrying in {} ms: {}",
-                    key, TimeUnit.NANOSECONDS.toMillis(delayNanos), LeaseKeeper.message(t));
-                timer = schedule(() -> reassert(gen), delayNanos);
-              }
-            },
-            serial);
   }
 
   /** The key disappeared: an operator's delete if the lease lives on, else a lost lease. */
@@ -738,12 +416,11 @@ final class RegistrationStateMachine implements LeaseShare.User {
     } else if (EtcdErrors.isLeaseNotFound(t)) {
       ttl = -1;
     } else {
-      long delayNanos = backoff.delayNanos(Math.min(retryAttempt++, MAX_RETRY_BACKOFF_ATTEMPT));
+      long delayNanos = retryLater(() -> onKeyGone(gen));
       logger.info(
           "Key {} is gone; cannot ask etcd about lease {} yet, asking again in {} ms: {}",
           key, Long.toHexString(lease), TimeUnit.NANOSECONDS.toMillis(delayNanos),
           EtcdErrors.unwrap(t).getMessage());
-      timer = schedule(() -> onKeyGone(gen), delayNanos);
       return;
     }
     if (ttl > 0) {
@@ -753,7 +430,7 @@ final class RegistrationStateMachine implements LeaseShare.User {
           key, Long.toHexString(lease), who);
       dropWatch();
       leaseId = 0;
-      knownModRevision = 0;
+      judge.forgetKey();
       // A lease of our own is revoked now, useless; a shared one stays for the others.
       share.leave(this, null, operationTimeout);
       states.set(RegistrationState.DELETED_BY_OPERATOR);
@@ -781,12 +458,24 @@ final class RegistrationStateMachine implements LeaseShare.User {
   private void dropWatch() {
     generation++;
     cancelTimer();
-    cancelWeightRetry();
-    weightRetryAttempt = 0;
+    weights.dropped();
     if (watch != null) {
       watch.close();
       watch = null;
     }
+  }
+
+  /**
+   * Runs {@code task} on serial after the key-gone and re-assert backoff (the pending {@link
+   * #timer}); returns the delay.
+   */
+  private long retryLater(Runnable task) {
+    long delayNanos = backoff.delayNanos(Math.min(retryAttempt++, MAX_RETRY_BACKOFF_ATTEMPT));
+    timer = schedule(() -> {
+      timer = null;
+      task.run();
+    }, delayNanos);
+    return delayNanos;
   }
 
   private void cancelTimer() {
@@ -803,9 +492,7 @@ final class RegistrationStateMachine implements LeaseShare.User {
       inFlight = null;
     }
     dropWatch();
-    if (weights != null) {
-      weights.close();
-    }
+    weights.close();
     Duration left =
         closeTimeout.minusNanos(ticker.read() - closeStartNanos).minus(CLOSE_MARGIN);
     // Our key goes: by a guarded delete when others keep the lease, with the lease otherwise.
@@ -854,28 +541,82 @@ final class RegistrationStateMachine implements LeaseShare.User {
     return who + ", " + states.state() + (lease != 0 ? ", lease " + Long.toHexString(lease) : "");
   }
 
-  /** What the weight source writes through; on serial. */
-  private final class WeightSink implements WeightPublisher.Sink {
-    @Override
-    public int weight() {
-      return states.state() == RegistrationState.REGISTERED ? etcdWeight : weight;
-    }
-
+  /** What the weight writes and the judge of etcd's news see of the registration; on serial. */
+  private final class Parts implements WeightWrites.Registration, KeyJudge.Registration {
     @Override
     public boolean registered() {
       return states.state() == RegistrationState.REGISTERED && !closing.get();
     }
 
     @Override
-    public CompletableFuture<Void> publish(int w) {
-      int old = etcdWeight;
-      return writeWeight(w, true)
-          .thenRun(() -> logger.info("Weight of {} set to {} by its weight source (was {})", who, w, old));
+    public boolean closing() {
+      return closing.get();
     }
 
     @Override
-    public void remember(int w) {
-      weight = w;
+    public RegistrationState state() {
+      return states.state();
+    }
+
+    @Override
+    public long generation() {
+      return generation;
+    }
+
+    @Override
+    public long leaseId() {
+      return leaseId;
+    }
+
+    @Override
+    public Client client() {
+      return RegistrationStateMachine.this.client();
+    }
+
+    @Override
+    public void renewClient() {
+      share.renew(client());
+    }
+
+    @Override
+    public void ownWriteStarted() {
+      judge.ownWriteStarted();
+    }
+
+    @Override
+    public void ownWriteAnswered(long gen, long revision, boolean conflicted) {
+      judge.ownWriteAnswered(gen, revision, conflicted);
+    }
+
+    @Override
+    public Future<?> schedule(Runnable task, long delayNanos) {
+      return RegistrationStateMachine.this.schedule(task, delayNanos);
+    }
+
+    @Override
+    public CancellationException closedException() {
+      return RegistrationStateMachine.this.closedException();
+    }
+
+    @Override
+    public byte[] encode(int w) {
+      return RegistrationStateMachine.this.encode(w);
+    }
+
+    @Override
+    public void keyAnswered() {
+      retryAttempt = 0;
+    }
+
+    @Override
+    public long retryLater(Runnable task) {
+      return RegistrationStateMachine.this.retryLater(task);
+    }
+
+    @Override
+    public void leaseGone(long lease, String reason) {
+      share.reportLost(lease, RecoveryCause.LEASE_EXPIRED, reason);
+      leaseLost(lease, RecoveryCause.LEASE_EXPIRED, reason);
     }
   }
 }

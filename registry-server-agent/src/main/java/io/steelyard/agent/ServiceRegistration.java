@@ -165,9 +165,11 @@ public final class ServiceRegistration implements AutoCloseable {
    * Changes the weight and returns at once. When registered, the new value is written through
    * {@link InstanceStore#setWeightAsync(String, String, int)}: with the key's current lease, in a
    * transaction guarded by its mod revision, keeping the value's format; the future completes
-   * when etcd answered, within the operation timeout (read and write together). In any other
-   * state the weight is only remembered, written by the next registration, and the future
-   * completes at once.
+   * when etcd answered, within the operation timeout (read and write together). A registration's
+   * weight writes go one at a time, in order: a weight set while one is in flight waits for it,
+   * and the next write carries the newest weight set and completes every future waiting for it.
+   * In any other state the weight is only remembered, written by the next registration (or right
+   * after it, if set while its put was on its way), and the future completes at once.
    *
    * <p>The future fails with {@link RegistryException} if etcd refused or did not answer in time,
    * or the key changed concurrently ({@link RegistryException.Kind#CONFLICT}); the weight is
