@@ -8,9 +8,8 @@ import io.steelyard.testkit.EtcdCluster;
 import io.steelyard.testkit.EtcdMember;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -21,18 +20,11 @@ class EtcdOutageIT {
 
   @RegisterExtension static final EtcdCluster etcd = EtcdCluster.builder().build();
 
-  private static EtcdProbe probe;
+  @RegisterExtension
+  @Order(EtcdProbe.AFTER_THE_CLUSTER)
+  static final EtcdProbe probe = EtcdProbe.of(etcd);
+
   private ServiceRegistration reg;
-
-  @BeforeAll
-  static void connect() {
-    probe = new EtcdProbe(etcd.clientEndpoints());
-  }
-
-  @AfterAll
-  static void disconnect() {
-    probe.close();
-  }
 
   @AfterEach
   void cleanUp() {

@@ -14,8 +14,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -26,21 +25,14 @@ class OwnKeyIT {
 
   @RegisterExtension static final EtcdCluster etcd = EtcdCluster.builder().build();
 
-  private static EtcdProbe probe;
+  @RegisterExtension
+  @Order(EtcdProbe.AFTER_THE_CLUSTER)
+  static final EtcdProbe probe = EtcdProbe.of(etcd);
+
   /** Generous: a lease grant on a loaded 2-core machine took more than 5 s. */
   private static final Duration BOUND = Duration.ofSeconds(30);
 
   private static final EtcdCalls CALLS = new EtcdCalls(BOUND);
-
-  @BeforeAll
-  static void connect() {
-    probe = new EtcdProbe(etcd.clientEndpoints());
-  }
-
-  @AfterAll
-  static void disconnect() {
-    probe.close();
-  }
 
   private static long grant() throws Exception {
     return probe.client.getLeaseClient().grant(30).get(BOUND.toSeconds(), TimeUnit.SECONDS).getID();

@@ -10,9 +10,8 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -27,21 +26,13 @@ class RegistrationFakeTimeIT {
 
   @RegisterExtension static final EtcdCluster etcd = EtcdCluster.builder().build();
 
-  private static EtcdProbe probe;
+  @RegisterExtension
+  @Order(EtcdProbe.AFTER_THE_CLUSTER)
+  static final EtcdProbe probe = EtcdProbe.of(etcd);
 
   private final FakeScheduler fake = new FakeScheduler();
   private final List<RegistrationState> seen = new CopyOnWriteArrayList<>();
   private ServiceRegistration reg;
-
-  @BeforeAll
-  static void connect() {
-    probe = new EtcdProbe(etcd.clientEndpoints());
-  }
-
-  @AfterAll
-  static void disconnect() {
-    probe.close();
-  }
 
   @AfterEach
   void closeRegistration() {

@@ -9,8 +9,7 @@ import io.steelyard.testkit.EtcdCluster;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -31,19 +30,11 @@ class RestoredEtcdIT {
   @RegisterExtension
   static final EtcdCluster etcd = EtcdCluster.builder().backend(EtcdCluster.Backend.BINARY).build();
 
-  private static EtcdProbe probe;
+  @RegisterExtension
+  @Order(EtcdProbe.AFTER_THE_CLUSTER)
+  static final EtcdProbe probe = EtcdProbe.of(etcd);
 
   @TempDir Path dir;
-
-  @BeforeAll
-  static void connect() {
-    probe = new EtcdProbe(etcd.clientEndpoints());
-  }
-
-  @AfterAll
-  static void disconnect() {
-    probe.close();
-  }
 
   @Test
   void aRegistrationWritesItsNewerWeightAgainAfterARestoreAndKeepsWatching() throws Exception {

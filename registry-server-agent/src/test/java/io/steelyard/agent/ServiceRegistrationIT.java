@@ -14,9 +14,9 @@ import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -28,19 +28,16 @@ class ServiceRegistrationIT {
   @RegisterExtension static final EtcdCluster etcd = EtcdCluster.builder().build();
 
   private static final AtomicInteger PORTS = new AtomicInteger(50000);
-  private static EtcdProbe probe;
+  @RegisterExtension
+  @Order(EtcdProbe.AFTER_THE_CLUSTER)
+  static final EtcdProbe probe = EtcdProbe.of(etcd);
+
   private static InstanceStore store;
   private final List<ServiceRegistration> opened = new CopyOnWriteArrayList<>();
 
   @BeforeAll
   static void connect() {
-    probe = new EtcdProbe(etcd.clientEndpoints());
     store = new InstanceStore(probe.client, KeyLayout.defaults(), Duration.ofSeconds(5));
-  }
-
-  @AfterAll
-  static void disconnect() {
-    probe.close();
   }
 
   @AfterEach

@@ -16,10 +16,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -40,19 +39,12 @@ class WeightOrderIT {
   @RegisterExtension
   static final EtcdCluster etcd = EtcdCluster.builder().backend(EtcdCluster.Backend.BINARY).build();
 
-  private static EtcdProbe probe;
+  @RegisterExtension
+  @Order(EtcdProbe.AFTER_THE_CLUSTER)
+  static final EtcdProbe probe = EtcdProbe.of(etcd);
+
   private FaultProxy proxy;
   private final List<AutoCloseable> opened = new CopyOnWriteArrayList<>();
-
-  @BeforeAll
-  static void connect() {
-    probe = new EtcdProbe(etcd.clientEndpoints());
-  }
-
-  @AfterAll
-  static void disconnect() {
-    probe.close();
-  }
 
   @BeforeEach
   void startProxy() {

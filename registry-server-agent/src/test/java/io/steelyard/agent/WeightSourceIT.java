@@ -15,9 +15,9 @@ import java.util.OptionalInt;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -32,7 +32,10 @@ class WeightSourceIT {
   @RegisterExtension static final EtcdCluster etcd = EtcdCluster.builder().build();
 
   private static final AtomicInteger PORTS = new AtomicInteger(52000);
-  private static EtcdProbe probe;
+  @RegisterExtension
+  @Order(EtcdProbe.AFTER_THE_CLUSTER)
+  static final EtcdProbe probe = EtcdProbe.of(etcd);
+
   /** What the CLI's weight set, drain and undrain run. */
   private static InstanceStore operator;
 
@@ -41,13 +44,7 @@ class WeightSourceIT {
 
   @BeforeAll
   static void connect() {
-    probe = new EtcdProbe(etcd.clientEndpoints());
     operator = new InstanceStore(probe.client, KeyLayout.defaults(), Duration.ofSeconds(5));
-  }
-
-  @AfterAll
-  static void disconnect() {
-    probe.close();
   }
 
   @AfterEach
