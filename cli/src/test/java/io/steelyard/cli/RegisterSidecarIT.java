@@ -122,6 +122,10 @@ class RegisterSidecarIT {
 
   private Process sidecar(String... args) throws IOException {
     List<String> command = new ArrayList<>();
+    // Ctrl-C as a terminal delivers it: a build started in the background by a shell without job
+    // control inherits SIGINT ignored, and a JVM keeps an ignored SIGINT ignored (no shutdown
+    // hook runs), so the sidecar gets SIGINT's default back first (GNU env, coreutils >= 8.31).
+    command.addAll(List.of("env", "--default-signal=INT"));
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     command.add("-cp");
     command.add(System.getProperty("java.class.path"));
