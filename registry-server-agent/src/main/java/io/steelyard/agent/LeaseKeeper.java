@@ -50,10 +50,11 @@ import org.slf4j.LoggerFactory;
  * (measured, {@code scripts/bench-keepalive}, docs/operations.md) nearly every answer comes a
  * further TTL/3 late, gaps of 2&middot;TTL/3 and up to 2&middot;TTL/3 + 1 s, past the fixed
  * threshold. So the threshold follows the lateness of this lease's recent answers (how long after
- * jetcd asked an answer came): {@link #silenceNanos(long, long)}. Until a few answers have shown
- * it, the lateness is unknown and the threshold is the cap, which leaves time to move before the
- * TTL runs out; answers on time (directly, within milliseconds of the ask) bring it down to the
- * fixed threshold within about a TTL, late ones keep it at the cap. A silent member stops
+ * jetcd asked an answer came): {@link #silenceNanos(long, long)}. Until {@value #LATENESS_SAMPLES}
+ * answers have shown it, the lateness is unknown and the threshold is the cap, which leaves time
+ * to move before the TTL runs out; answers on time (directly, within milliseconds of the ask)
+ * bring it down to the fixed threshold after about three TTLs, and one late answer among the last
+ * {@value #LATENESS_SAMPLES} keeps it up. A silent member stops
  * answering altogether, so it teaches nothing, and its silence is reported by the cap at the
  * latest.
  *
@@ -81,10 +82,12 @@ final class LeaseKeeper {
   private static final long MIN_ANSWER_ALLOWANCE_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
   /** The least time a learned threshold leaves before the TTL, to move to a fresh connection. */
   private static final long MIN_MOVE_TIME_NANOS = TimeUnit.MILLISECONDS.toNanos(1_500);
-  /** How many recent answers' lateness the threshold learns from (3 to 5 TTLs' worth). */
+  /**
+   * How many recent answers' lateness the threshold learns from, and how many must be known
+   * before it goes below the cap: 3 to 5 TTLs' worth. Through a proxy a few answers in a row can
+   * come on time (measured: the first two of a lease, now and then), so two were too few.
+   */
   static final int LATENESS_SAMPLES = 8;
-  /** How many answers' lateness must be known before the threshold goes below the cap. */
-  static final int MIN_LATENESS_SAMPLES = 2;
   /** A lateness not known yet: too few answers on this stream and none carried over. */
   static final long UNKNOWN_LATENESS = -1;
 
@@ -305,12 +308,13 @@ final class LeaseKeeper {
      * #answered}, which jetcd calls one answer at a time (its response handler is synchronized).
      */
     private final long[] lateness = new long[LATENESS_SAMPLES];
+    private int next;
     private int samples;
     /** Whether an answer came on this stream yet: the first one says nothing about lateness. */
     private boolean answeredHere;
     /**
      * The largest lateness in {@link #lateness}, or {@link #UNKNOWN_LATENESS} while it holds fewer
-     * than {@link #MIN_LATENESS_SAMPLES}; read by {@link #arm} on serial.
+     * than {@link #LATENESS_SAMPLES}; read by {@link #arm} on serial.
      */
     private volatile long latenessNanos;
     @Nullable private CloseableClient stream;
@@ -331,8 +335,8 @@ final class LeaseKeeper {
       this.lastAnswerNanos = lastAnswerNanos;
       if (latenessNanos >= 0) {
         // What the replaced stream learned counts as known, until this one's answers replace it.
-        Arrays.fill(lateness, 0, MIN_LATENESS_SAMPLES, latenessNanos);
-        samples = MIN_LATENESS_SAMPLES;
+        Arrays.fill(lateness, latenessNanos);
+        samples = LATENESS_SAMPLES;
       }
       this.latenessNanos = latenessNanos < 0 ? UNKNOWN_LATENESS : latenessNanos;
       this.startNanos = ticker.read();
@@ -367,12 +371,13 @@ final class LeaseKeeper {
       if (answeredHere) {
         long late = LeaseKeeper.latenessNanos(ttlSeconds, nowNanos - lastAnswerNanos);
         if (late >= 0) {
-          lateness[samples % LATENESS_SAMPLES] = late;
-          samples++;
-          if (samples >= MIN_LATENESS_SAMPLES) {
+          lateness[next] = late;
+          next = (next + 1) % LATENESS_SAMPLES;
+          samples = Math.min(samples + 1, LATENESS_SAMPLES);
+          if (samples == LATENESS_SAMPLES) {
             long max = 0;
-            for (int i = 0; i < Math.min(samples, LATENESS_SAMPLES); i++) {
-              max = Math.max(max, lateness[i]);
+            for (long l : lateness) {
+              max = Math.max(max, l);
             }
             latenessNanos = max;
           }

@@ -53,6 +53,11 @@ class LeaseKeeperTest {
   /** Answers {@code times} times, {@code every} apart, after a first answer now. */
   private void answerEvery(LeaseKeeper.KeptAlive kept, Duration every, int times) {
     kept.answered(fake.ticker.read());
+    answerEveryAgain(kept, every, times);
+  }
+
+  /** Answers {@code times} times, {@code every} apart. */
+  private void answerEveryAgain(LeaseKeeper.KeptAlive kept, Duration every, int times) {
     for (int i = 0; i < times; i++) {
       fake.forwardTime(every);
       kept.answered(fake.ticker.read());
@@ -120,7 +125,10 @@ class LeaseKeeperTest {
   @Test
   void answersOnTimeKeepTheFixedThreshold() {
     LeaseKeeper.KeptAlive kept = keepAlive(60);
-    answerEvery(kept, Duration.ofMillis(20_100), 3); // asked every 20 s, answered within 100 ms
+    // Asked every 20 s, answered within 100 ms: known to be on time after 8 answers.
+    answerEvery(kept, Duration.ofMillis(20_100), LeaseKeeper.LATENESS_SAMPLES - 1);
+    assertThat(kept.latenessNanos()).isEqualTo(LeaseKeeper.UNKNOWN_LATENESS);
+    answerEveryAgain(kept, Duration.ofMillis(20_100), 1);
     assertThat(kept.latenessNanos()).isZero();
     long last = millis();
 
@@ -136,7 +144,7 @@ class LeaseKeeperTest {
     // etcd's 3.4 gRPC proxy answers at its own renewals, every TTL/3 + its tick; our ask comes
     // just after one and waits for the next: 2 TTL/3 + up to 1 s apart, and the asks jetcd
     // repeated meanwhile are answered at the same moment.
-    for (int i = 0; i < 6; i++) {
+    for (int i = 0; i < 2 * LeaseKeeper.LATENESS_SAMPLES; i++) {
       fake.forwardTime(Duration.ofMillis(41_000));
       kept.answered(fake.ticker.read());
       fake.forwardTime(Duration.ofMillis(2));
@@ -149,13 +157,13 @@ class LeaseKeeperTest {
   }
 
   @Test
-  void aSilenceAfterLateAnswersIsStillReportedBeforeTheTtl() {
+  void aSilenceAfterALateAnswerIsStillReportedBeforeTheTtl() {
     LeaseKeeper.KeptAlive kept = keepAlive(60);
-    for (int i = 0; i < 3; i++) {
-      fake.forwardTime(Duration.ofMillis(41_000));
-      kept.answered(fake.ticker.read());
-      fake.runDue();
-    }
+    answerEvery(kept, Duration.ofMillis(41_000), LeaseKeeper.LATENESS_SAMPLES);
+    // On time for a while, as through a proxy now and then: one late answer among the last 8.
+    answerEveryAgain(kept, Duration.ofMillis(20_100), LeaseKeeper.LATENESS_SAMPLES - 1);
+    assertThat(heard).isEmpty();
+    assertThat(millis(kept.latenessNanos())).isEqualTo(20_500);
     long last = millis();
 
     fake.forwardTime(Duration.ofMillis(49_999));
