@@ -153,7 +153,7 @@ final class LeaseKeeper {
    * The most a learned threshold may grow to: the TTL less a sixth of it, or less 1.5 s at least,
    * the time left to reach a fresh connection; never below {@link #silenceNanos(long)}. TTL 5 s:
    * 3.5 s; TTL 10 s: 8.33 s; TTL 15 s: 12.5 s; TTL 4 s and less: the fixed threshold. Through a
-   * 3.4 gRPC proxy answers come up to 2&middot;TTL/3 + 1 s apart, within the cap from TTL 9 s on.
+   * 3.4 gRPC proxy answers come up to 2&middot;TTL/3 + 1 s apart, within the cap from TTL 8 s on.
    */
   static long maxSilenceNanos(long ttlSeconds) {
     long ttlNanos = TimeUnit.SECONDS.toNanos(ttlSeconds);
@@ -359,7 +359,7 @@ final class LeaseKeeper {
 
     /**
      * How late, at most, this lease's recent answers came after jetcd asked: 0 when on time,
-     * {@link #UNKNOWN_LATENESS} until a few answers came.
+     * {@link #UNKNOWN_LATENESS} until {@value #LATENESS_SAMPLES} answers came.
      */
     long latenessNanos() {
       return latenessNanos;

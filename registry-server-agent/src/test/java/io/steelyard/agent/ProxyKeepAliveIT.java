@@ -39,7 +39,7 @@ import org.slf4j.LoggerFactory;
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class ProxyKeepAliveIT {
 
-  /** The default TTL: through a 3.4 proxy the threshold's cap covers the gaps from 9 s on. */
+  /** The default TTL: through a 3.4 proxy the threshold's cap covers the gaps from 8 s on. */
   private static final Duration TTL = Duration.ofSeconds(10);
   private static final int REGISTRATIONS = 20;
 
