@@ -47,9 +47,9 @@ import org.slf4j.LoggerFactory;
  * answer, on its own 500 ms tick), and answers the requests pending from us only when its own
  * renewal is answered; an answer that finds no request pending is dropped. When our request
  * arrives just after the proxy's renewal went out, it waits for the next one: through a proxy
- * (measured, {@code scripts/bench-keepalive}, docs/operations.md) nearly every answer comes a
- * further TTL/3 late, gaps of 2&middot;TTL/3 and up to 2&middot;TTL/3 + 1 s, past the fixed
- * threshold. So the threshold follows the lateness of this lease's recent answers (how long after
+ * many answers come a further TTL/3 late (at TTL 15 s all of them, depending on the phase of the
+ * two ticks: {@code scripts/bench-keepalive --gaps}, docs/operations.md), gaps of 2&middot;TTL/3
+ * and up to 2&middot;TTL/3 + 1 s, past the fixed threshold. So the threshold follows the lateness of this lease's recent answers (how long after
  * jetcd asked an answer came): {@link #silenceNanos(long, long)}. Until {@value #LATENESS_SAMPLES}
  * answers have shown it, the lateness is unknown and the threshold is the cap, which leaves time
  * to move before the TTL runs out; answers on time (directly, within milliseconds of the ask)
