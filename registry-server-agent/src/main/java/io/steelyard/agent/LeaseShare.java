@@ -330,7 +330,10 @@ final class LeaseShare {
   private void moveKeepAlive() {
     LeaseKeeper.KeptAlive old = kept;
     old.close();
-    kept = keeper.keepAlive(clients.client(), old.lease(), old.lastAnswerNanos(), serial, keepAliveListener);
+    kept =
+        keeper.keepAlive(
+            clients.client(), old.lease(), old.lastAnswerNanos(), old.latenessNanos(), serial,
+            keepAliveListener);
   }
 
   private void doLeave(User user, @Nullable OwnKey key, Duration budget, CompletableFuture<Void> done) {

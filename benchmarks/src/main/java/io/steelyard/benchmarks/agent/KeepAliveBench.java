@@ -36,7 +36,8 @@ import java.util.concurrent.TimeUnit;
  * a mode shares one jetcd client (what docs/agent.md recommends for many registrations in a
  * process), so the comparison is leases, not connections. {@code --via proxy} puts one {@code etcd
  * grpc-proxy} (a fresh one per mode) between the registrations and etcd: etcd's counts then show
- * what the proxy forwards, i.e. whether it coalesces keepalives.
+ * what the proxy forwards, i.e. whether it coalesces keepalives. {@code --gaps} times the answers
+ * instead ({@link KeepAliveGaps}).
  */
 public final class KeepAliveBench {
 
@@ -45,6 +46,10 @@ public final class KeepAliveBench {
   private KeepAliveBench() {}
 
   public static void main(String[] args) throws Exception {
+    if (List.of(args).contains("--gaps")) {
+      KeepAliveGaps.main(args);
+      System.exit(0);
+    }
     int n = intArg(args, "--registrations", 1_000);
     int ttl = intArg(args, "--ttl", 10);
     int window = intArg(args, "--window", 30);
