@@ -49,14 +49,14 @@ import org.slf4j.LoggerFactory;
  * arrives just after the proxy's renewal went out, it waits for the next one: through a proxy
  * many answers come a further TTL/3 late (at TTL 15 s all of them, depending on the phase of the
  * two ticks: {@code scripts/bench-keepalive --gaps}, docs/operations.md), gaps of 2&middot;TTL/3
- * and up to 2&middot;TTL/3 + 1 s, past the fixed threshold. So the threshold follows the lateness of this lease's recent answers (how long after
- * jetcd asked an answer came): {@link #silenceNanos(long, long)}. Until {@value #LATENESS_SAMPLES}
- * answers have shown it, the lateness is unknown and the threshold is the cap, which leaves time
- * to move before the TTL runs out; answers on time (directly, within milliseconds of the ask)
- * bring it down to the fixed threshold after about three TTLs, and one late answer among the last
- * {@value #LATENESS_SAMPLES} keeps it up. A silent member stops
- * answering altogether, so it teaches nothing, and its silence is reported by the cap at the
- * latest.
+ * and up to 2&middot;TTL/3 + 1 s, past the fixed threshold. So the threshold follows the lateness
+ * of this lease's recent answers (how long after jetcd asked an answer came): {@link
+ * #silenceNanos(long, long)}. Until {@value #LATENESS_SAMPLES} answers have shown it, the
+ * lateness is unknown and the threshold is the cap, which leaves time to move before the TTL runs
+ * out; answers on time (directly, within milliseconds of the ask) bring it down to the fixed
+ * threshold after about three TTLs, and one late answer among the last {@value
+ * #LATENESS_SAMPLES} keeps it up. A silent member stops answering altogether, so it teaches
+ * nothing, and its silence is reported by the cap at the latest.
  *
  * <p>Threading: every callback of a {@link KeptAlive} runs on the serial executor it was created
  * with. No method blocks. Time is read from the injected {@link Ticker} and timers run on the
@@ -157,7 +157,8 @@ final class LeaseKeeper {
    */
   static long maxSilenceNanos(long ttlSeconds) {
     long ttlNanos = TimeUnit.SECONDS.toNanos(ttlSeconds);
-    return Math.max(silenceNanos(ttlSeconds), ttlNanos - Math.max(MIN_MOVE_TIME_NANOS, ttlNanos / 6));
+    long moveTime = Math.max(MIN_MOVE_TIME_NANOS, ttlNanos / 6);
+    return Math.max(silenceNanos(ttlSeconds), ttlNanos - moveTime);
   }
 
   /**
@@ -207,7 +208,8 @@ final class LeaseKeeper {
       Listener listener) {
     KeptAlive kept =
         new KeptAlive(
-            client, lease, lastAnswerNanos, latenessNanos, serial, requireNonNull(listener, "listener"));
+            client, lease, lastAnswerNanos, latenessNanos, serial,
+            requireNonNull(listener, "listener"));
     try {
       kept.stream = openStream(client, lease, serial, kept);
     } catch (RuntimeException e) {
