@@ -7,7 +7,6 @@ import static org.awaitility.Awaitility.await;
 import io.grpc.CallOptions;
 import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
-import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
@@ -15,18 +14,14 @@ import io.grpc.stub.ClientCalls;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.steelyard.testkit.grpc.StaticResolverProvider;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -37,37 +32,11 @@ import org.junit.jupiter.params.provider.ValueSource;
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class BalancerMetricsTest {
 
-  private static StaticResolverProvider resolver;
+  @RegisterExtension static final LoopbackFixture fixture = new LoopbackFixture("static-metered");
 
   private final MeterRegistry meters = new SimpleMeterRegistry();
   private final BalancerMetrics metrics = BalancerMetrics.of(meters);
-  private LoopbackCluster cluster;
-  private ManagedChannel channel;
   private String service;
-
-  @BeforeAll
-  static void registerResolver() {
-    resolver = StaticResolverProvider.register("static-metered");
-  }
-
-  @AfterAll
-  static void deregisterResolver() {
-    resolver.close();
-  }
-
-  @BeforeEach
-  void startServers() throws Exception {
-    cluster = new LoopbackCluster(List.of("a", "b", "c"));
-  }
-
-  @AfterEach
-  void stop() throws InterruptedException {
-    if (channel != null) {
-      channel.shutdownNow();
-      channel.awaitTermination(5, TimeUnit.SECONDS);
-    }
-    cluster.close();
-  }
 
   private void channel(String name, String policy, String healthService, int... weights) {
     service = "localhost"; // the static resolver's authority: the service tag
@@ -76,21 +45,21 @@ class BalancerMetricsTest {
     if (healthService != null) {
       config.put("healthCheckConfig", Map.of("serviceName", healthService));
     }
-    channel = metrics.configure(
-            Grpc.newChannelBuilder(resolver.target(name, cluster.endpoints(weights)),
+    fixture.channel = metrics.configure(
+            Grpc.newChannelBuilder(fixture.resolver.target(name, fixture.cluster.endpoints(weights)),
                 InsecureChannelCredentials.create()))
         .defaultServiceConfig(config)
         .build();
   }
 
   private String backend(int server) {
-    return EndpointState.label(cluster.addresses.get(server));
+    return EndpointState.label(fixture.cluster.addresses.get(server));
   }
 
   private String call(boolean waitForReady) {
     CallOptions options = CallOptions.DEFAULT.withDeadlineAfter(5, TimeUnit.SECONDS);
     return ClientCalls.blockingUnaryCall(
-        channel, LoopbackCluster.WHO, waitForReady ? options.withWaitForReady() : options, "");
+        fixture.channel, LoopbackCluster.WHO, waitForReady ? options.withWaitForReady() : options, "");
   }
 
   private double weight(int server) {
@@ -141,7 +110,7 @@ class BalancerMetricsTest {
   void aNotServingBackendIsNotReadyAndSaysWhy(String policy) {
     channel("health-" + policy, policy, "", 1, 1, 1);
     call(true);
-    cluster.setServing(0, ServingStatus.NOT_SERVING);
+    fixture.cluster.setServing(0, ServingStatus.NOT_SERVING);
 
     await().atMost(Duration.ofSeconds(10))
         .until(() -> ready(0).equals(Map.entry("health_not_serving", 0.0)));
@@ -156,10 +125,10 @@ class BalancerMetricsTest {
   @Test
   void aHealthServiceAnsweringOnlyTheOverallStatusIsNamedAsTheCause() {
     for (int i = 0; i < 3; i++) {
-      cluster.health.get(i).setStatus("", ServingStatus.SERVING); // the overall status only
+      fixture.cluster.health.get(i).setStatus("", ServingStatus.SERVING); // the overall status only
     }
     channel("unknown-health", "weighted_random", "steelyard.examples.Greeter", 1, 1, 1);
-    channel.getState(true);
+    fixture.channel.getState(true);
 
     await().atMost(Duration.ofSeconds(10))
         .until(() -> meters.find(BalancerMetrics.READY).tag("reason", "health_service_unknown")
@@ -181,7 +150,7 @@ class BalancerMetricsTest {
   void aServerThatIsGoneIsNamedAsRefusingConnections() throws InterruptedException {
     channel("refused", "weighted_random", null, 1, 1, 1);
     call(true);
-    cluster.servers.get(0).shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+    fixture.cluster.servers.get(0).shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
 
     await().atMost(Duration.ofSeconds(10))
         .until(() -> ready(0).equals(Map.entry("connection_refused", 0.0)));
@@ -192,7 +161,7 @@ class BalancerMetricsTest {
     channel("gone", "weighted_random", null, 1, 1, 1);
     call(true);
     assertThat(meters.find(BalancerMetrics.WEIGHT).tag("service", service).gauges()).hasSize(3);
-    channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+    fixture.channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
     await().atMost(Duration.ofSeconds(5)).until(() ->
         meters.find(BalancerMetrics.WEIGHT).tag("service", service).gauges().isEmpty()
             && meters.find(BalancerMetrics.READY).tag("service", service).gauges().isEmpty());

@@ -10,10 +10,8 @@ import ch.qos.logback.core.read.ListAppender;
 import io.grpc.CallOptions;
 import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
-import io.grpc.ManagedChannel;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.ClientCalls;
-import io.steelyard.testkit.grpc.StaticResolverProvider;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
@@ -21,11 +19,8 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.LoggerFactory;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -41,35 +36,9 @@ class OutlierDetectionIntegrationTest {
 
   private static final Duration BASE_EJECTION_TIME = Duration.ofSeconds(5);
 
-  private static StaticResolverProvider resolver;
+  @RegisterExtension static final LoopbackFixture fixture = new LoopbackFixture("static-outlier");
 
-  private LoopbackCluster cluster;
-  private ManagedChannel channel;
   private long lastFailureNanos;
-
-  @BeforeAll
-  static void registerResolver() {
-    resolver = StaticResolverProvider.register("static-outlier");
-  }
-
-  @AfterAll
-  static void deregisterResolver() {
-    resolver.close();
-  }
-
-  @BeforeEach
-  void startServers() throws Exception {
-    cluster = new LoopbackCluster(List.of("a", "b", "c"));
-  }
-
-  @AfterEach
-  void stop() throws InterruptedException {
-    if (channel != null) {
-      channel.shutdownNow();
-      channel.awaitTermination(5, TimeUnit.SECONDS);
-    }
-    cluster.close();
-  }
 
   /** The service config of docs/balancer.md, "Outlier ejection", with {@code policy} as child. */
   static Map<String, Object> serviceConfig(String policy) {
@@ -100,7 +69,7 @@ class OutlierDetectionIntegrationTest {
   private String call() {
     try {
       return ClientCalls.blockingUnaryCall(
-          channel, LoopbackCluster.WHO, CallOptions.DEFAULT.withDeadlineAfter(5, TimeUnit.SECONDS), "");
+          fixture.channel, LoopbackCluster.WHO, CallOptions.DEFAULT.withDeadlineAfter(5, TimeUnit.SECONDS), "");
     } catch (StatusRuntimeException e) {
       lastFailureNanos = System.nanoTime();
       return "!" + e.getStatus().getDescription();
@@ -122,14 +91,14 @@ class OutlierDetectionIntegrationTest {
   @ParameterizedTest
   @ValueSource(strings = {"weighted_random", "weighted_round_robin_static"})
   void serverFailingEveryCallIsEjectedAndReturnsLaterWhileWeightsHold(String policy) {
-    String target = resolver.target("od-" + policy, cluster.endpoints(1, 3, 2));
-    channel =
+    String target = fixture.resolver.target("od-" + policy, fixture.cluster.endpoints(1, 3, 2));
+    fixture.channel =
         Grpc.newChannelBuilder(target, InsecureChannelCredentials.create())
             .defaultServiceConfig(serviceConfig(policy))
             .build();
     await().atMost(Duration.ofSeconds(30)).until(() -> calls(60).keySet().equals(Set.of("a", "b", "c")));
 
-    cluster.setFailing(2, true);
+    fixture.cluster.setFailing(2, true);
 
     // Failure-percentage ejection at the next 0.2 s interval with enough calls to c.
     await()
@@ -143,7 +112,7 @@ class OutlierDetectionIntegrationTest {
     int ab = whileEjected.getOrDefault("a", 0) + whileEjected.getOrDefault("b", 0);
     assertThat(100.0 * whileEjected.getOrDefault("a", 0) / ab).isCloseTo(25.0, within(7.0));
 
-    cluster.setFailing(2, false);
+    fixture.cluster.setFailing(2, false);
 
     await()
         .atMost(Duration.ofSeconds(40))
@@ -169,15 +138,15 @@ class OutlierDetectionIntegrationTest {
     log.start();
     logger.addAppender(log);
     try {
-      String target = resolver.target("panic-" + policy, cluster.endpoints(1, 1, 1));
+      String target = fixture.resolver.target("panic-" + policy, fixture.cluster.endpoints(1, 1, 1));
       // Ejecting c leaves 2 of 3 (67 %) usable, below 70 %.
-      channel =
+      fixture.channel =
           Grpc.newChannelBuilder(target, InsecureChannelCredentials.create())
               .defaultServiceConfig(serviceConfig(policy, Map.of("panicThresholdPercent", 70.0)))
               .build();
       await().atMost(Duration.ofSeconds(30)).until(() -> calls(60).keySet().equals(Set.of("a", "b", "c")));
 
-      cluster.setFailing(2, true);
+      fixture.cluster.setFailing(2, true);
 
       await()
           .atMost(Duration.ofSeconds(15))

@@ -8,9 +8,7 @@ import io.grpc.CallOptions;
 import io.grpc.EquivalentAddressGroup;
 import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
-import io.grpc.ManagedChannel;
 import io.grpc.stub.ClientCalls;
-import io.steelyard.testkit.grpc.StaticResolverProvider;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -20,11 +18,8 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.assertj.core.data.Offset;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -42,10 +37,7 @@ class SlowStartIntegrationTest {
 
   private static final long WINDOW_MILLIS = 4_000;
 
-  private static StaticResolverProvider resolver;
-
-  private LoopbackCluster cluster;
-  private ManagedChannel channel;
+  @RegisterExtension static final LoopbackFixture fixture = new LoopbackFixture("slowstart-it");
 
   /**
    * What the joiner's share of sequential calls should be, from the start time of each call after
@@ -83,43 +75,19 @@ class SlowStartIntegrationTest {
         Arguments.of(new Expectation("weighted_least_request", false, 100, 0.03, 0.0, 0.03, 0.20, 0.47)));
   }
 
-  @BeforeAll
-  static void registerResolver() {
-    resolver = StaticResolverProvider.register("slowstart-it");
-  }
-
-  @AfterAll
-  static void deregisterResolver() {
-    resolver.close();
-  }
-
-  @BeforeEach
-  void startServers() throws Exception {
-    cluster = new LoopbackCluster(List.of("a", "b", "c"));
-  }
-
-  @AfterEach
-  void stop() throws InterruptedException {
-    if (channel != null) {
-      channel.shutdownNow();
-      channel.awaitTermination(5, TimeUnit.SECONDS);
-    }
-    cluster.close();
-  }
-
   private String call() {
     return ClientCalls.blockingUnaryCall(
-        channel, LoopbackCluster.WHO, CallOptions.DEFAULT.withDeadlineAfter(20, TimeUnit.SECONDS), "");
+        fixture.channel, LoopbackCluster.WHO, CallOptions.DEFAULT.withDeadlineAfter(20, TimeUnit.SECONDS), "");
   }
 
   @ParameterizedTest(name = "{0}")
   @MethodSource("expectations")
   void aJoiningServersShareStaysLowDuringTheWindowAndIsFullAfterIt(Expectation expected) {
-    List<EquivalentAddressGroup> all = cluster.endpoints(1, 1, 1);
-    String target = resolver.target(expected.policy(), all.subList(0, 2));
+    List<EquivalentAddressGroup> all = fixture.cluster.endpoints(1, 1, 1);
+    String target = fixture.resolver.target(expected.policy(), all.subList(0, 2));
     Map<String, Object> slowStart =
         Map.of("window", WINDOW_MILLIS / 1000 + "s", "minWeightPercent", 10.0);
-    channel =
+    fixture.channel =
         Grpc.newChannelBuilder(target, InsecureChannelCredentials.create())
             .defaultServiceConfig(
                 Map.of(
@@ -136,7 +104,7 @@ class SlowStartIntegrationTest {
     assertThat(a).isCloseTo(100, Offset.offset(expected.exact() ? 0 : 30));
 
     long joined = System.nanoTime();
-    resolver.update(expected.policy(), all);
+    fixture.resolver.update(expected.policy(), all);
     // Each call's start (ms after c joined) and whether c answered it, until after the window.
     List<long[]> calls = new ArrayList<>();
     long end = TimeUnit.MILLISECONDS.toNanos(WINDOW_MILLIS + 3_000);

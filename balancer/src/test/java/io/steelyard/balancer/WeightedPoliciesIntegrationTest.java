@@ -9,21 +9,16 @@ import io.grpc.CallOptions;
 import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.LoadBalancerRegistry;
-import io.grpc.ManagedChannel;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.stub.ClientCalls;
-import io.steelyard.testkit.grpc.StaticResolverProvider;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -35,34 +30,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class WeightedPoliciesIntegrationTest {
 
-  private static StaticResolverProvider resolver;
-
-  private LoopbackCluster cluster;
-  private ManagedChannel channel;
-
-  @BeforeAll
-  static void registerResolver() {
-    resolver = StaticResolverProvider.register("static-weighted");
-  }
-
-  @AfterAll
-  static void deregisterResolver() {
-    resolver.close();
-  }
-
-  @BeforeEach
-  void startServers() throws Exception {
-    cluster = new LoopbackCluster(List.of("a", "b", "c"));
-  }
-
-  @AfterEach
-  void stop() throws InterruptedException {
-    if (channel != null) {
-      channel.shutdownNow();
-      channel.awaitTermination(5, TimeUnit.SECONDS);
-    }
-    cluster.close();
-  }
+  @RegisterExtension static final LoopbackFixture fixture = new LoopbackFixture("static-weighted");
 
   private static Map<String, Object> serviceConfig(String policy, boolean healthCheck) {
     Map<String, Object> config = new HashMap<>();
@@ -75,7 +43,7 @@ class WeightedPoliciesIntegrationTest {
 
   private String call() {
     return ClientCalls.blockingUnaryCall(
-        channel, LoopbackCluster.WHO, CallOptions.DEFAULT.withDeadlineAfter(20, TimeUnit.SECONDS), "");
+        fixture.channel, LoopbackCluster.WHO, CallOptions.DEFAULT.withDeadlineAfter(20, TimeUnit.SECONDS), "");
   }
 
   private Map<String, Integer> calls(int count) {
@@ -101,8 +69,8 @@ class WeightedPoliciesIntegrationTest {
   @ParameterizedTest
   @ValueSource(strings = {"weighted_random", "weighted_round_robin_static"})
   void eightThousandCallsFollowWeightsOneTwoFive(String policy) {
-    String target = resolver.target("dist-" + policy, cluster.endpoints(1, 2, 5));
-    channel =
+    String target = fixture.resolver.target("dist-" + policy, fixture.cluster.endpoints(1, 2, 5));
+    fixture.channel =
         Grpc.newChannelBuilder(target, InsecureChannelCredentials.create())
             .defaultServiceConfig(serviceConfig(policy, false))
             .build();
@@ -132,8 +100,8 @@ class WeightedPoliciesIntegrationTest {
   @ParameterizedTest
   @ValueSource(strings = {"weighted_random", "weighted_round_robin_static", "weighted_least_request"})
   void defaultLoadBalancingPolicySelectsThePolicy(String policy) {
-    String target = resolver.target("default-" + policy, cluster.endpoints(0, 1, 1));
-    channel =
+    String target = fixture.resolver.target("default-" + policy, fixture.cluster.endpoints(0, 1, 1));
+    fixture.channel =
         Grpc.newChannelBuilder(target, InsecureChannelCredentials.create())
             .defaultLoadBalancingPolicy(policy)
             .build();
@@ -148,14 +116,14 @@ class WeightedPoliciesIntegrationTest {
   @ParameterizedTest
   @ValueSource(strings = {"weighted_random", "weighted_round_robin_static", "weighted_least_request"})
   void notServingServerStopsReceivingCallsWithinOneSecond(String policy) {
-    String target = resolver.target("health-" + policy, cluster.endpoints(1, 1, 1));
-    channel =
+    String target = fixture.resolver.target("health-" + policy, fixture.cluster.endpoints(1, 1, 1));
+    fixture.channel =
         Grpc.newChannelBuilder(target, InsecureChannelCredentials.create())
             .defaultServiceConfig(serviceConfig(policy, true))
             .build();
     await().atMost(Duration.ofSeconds(5)).until(() -> calls(60).size() == 3);
 
-    cluster.setServing(1, ServingStatus.NOT_SERVING);
+    fixture.cluster.setServing(1, ServingStatus.NOT_SERVING);
 
     await()
         .atMost(Duration.ofSeconds(1))
@@ -167,15 +135,15 @@ class WeightedPoliciesIntegrationTest {
   @ParameterizedTest
   @ValueSource(strings = {"weighted_random", "weighted_round_robin_static", "weighted_least_request"})
   void serverBackToServingIsPickedAgain(String policy) {
-    String target = resolver.target("heal-" + policy, cluster.endpoints(1, 1, 1));
-    channel =
+    String target = fixture.resolver.target("heal-" + policy, fixture.cluster.endpoints(1, 1, 1));
+    fixture.channel =
         Grpc.newChannelBuilder(target, InsecureChannelCredentials.create())
             .defaultServiceConfig(serviceConfig(policy, true))
             .build();
-    cluster.setServing(1, ServingStatus.NOT_SERVING);
+    fixture.cluster.setServing(1, ServingStatus.NOT_SERVING);
     await().atMost(Duration.ofSeconds(5)).until(() -> calls(60).keySet().equals(java.util.Set.of("a", "c")));
 
-    cluster.setServing(1, ServingStatus.SERVING);
+    fixture.cluster.setServing(1, ServingStatus.SERVING);
 
     await().atMost(Duration.ofSeconds(5)).until(() -> calls(60).containsKey("b"));
   }
