@@ -10,7 +10,7 @@ import java.nio.file.Path;
  * resident memory and threads (etcd's gRPC proxy exports no metrics of its own).
  *
  * <pre>{@code
- * System.out.println("load average " + HostStats.loadAverage());
+ * String load = HostStats.loadAverage();
  * long kb = HostStats.rssKb(proxy.pid().orElseThrow());
  * }</pre>
  */

@@ -15,7 +15,7 @@ import javax.annotation.Nullable;
  *
  * <pre>{@code
  * try (ServiceWatcher w = ServiceWatcher.open(EtcdConnection.fromEnvironment(),
- *     KeyLayout.defaults(), "greeter", snapshot -> System.out.println(snapshot.instances()))) {
+ *     KeyLayout.defaults(), "greeter", snapshot -> logger.info("{}", snapshot.instances()))) {
  *   ...
  * }
  * }</pre>

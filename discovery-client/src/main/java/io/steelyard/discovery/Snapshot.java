@@ -24,7 +24,7 @@ import javax.annotation.Nullable;
  *
  * <pre>{@code
  * for (Snapshot.MalformedKey m : snapshot.malformed()) {
- *   System.out.println("malformed " + Validation.quote(m.key()) + ": " + m.reason());
+ *   logger.warn("malformed {}: {}", Validation.quote(m.key()), m.reason());
  * }
  * }</pre>
  */
