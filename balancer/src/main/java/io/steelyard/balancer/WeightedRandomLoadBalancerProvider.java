@@ -13,8 +13,9 @@ import io.steelyard.balancer.internal.WeightedPolicy;
  *     .defaultLoadBalancingPolicy(WeightedRandomLoadBalancerProvider.POLICY_NAME)
  * }</pre>
  *
- * <p>or a service config {@code {"loadBalancingConfig": [{"weighted_random": {}}]}} (the policy
- * takes no options yet; an unknown field is a config error). Picks are O(1) (alias table built
+ * <p>or a service config {@code {"loadBalancingConfig": [{"weighted_random": {}}]}} (options:
+ * {@code panicThresholdPercent}, {@code slowStart}, {@code subsetSize}, {@code subsetClientId};
+ * an unknown field is a config error). Picks are O(1) (alias table built
  * once per picker), lock-free and allocation-free. See {@code docs/balancer.md} for the full
  * contract.
  */

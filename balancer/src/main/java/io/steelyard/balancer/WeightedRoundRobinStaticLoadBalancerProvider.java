@@ -15,7 +15,8 @@ import io.steelyard.balancer.internal.WeightedPolicy;
  * }</pre>
  *
  * <p>or a service config {@code {"loadBalancingConfig": [{"weighted_round_robin_static": {}}]}}
- * (the policy takes no options yet; an unknown field is a config error). Picks are O(1): each
+ * (options: {@code panicThresholdPercent}, {@code slowStart}, {@code subsetSize}, {@code
+ * subsetClientId}; an unknown field is a config error). Picks are O(1): each
  * thread advances a counter of its own stripe through a schedule built once per picker; no lock,
  * no allocation, no write shared between threads, so throughput scales with threads. See {@code
  * docs/balancer.md} for the full contract and its smoothness bounds.

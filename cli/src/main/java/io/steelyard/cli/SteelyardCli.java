@@ -23,7 +23,8 @@ import picocli.CommandLine;
 
 /**
  * The {@code steelyard} operator CLI: list, weight, drain/undrain, register (sidecar),
- * deregister and watch instances registered in etcd.
+ * deregister, watch and top (a live view with each instance's call rates) for instances
+ * registered in etcd.
  *
  * <p>Exit codes: {@value #EXIT_OK} success; {@value #EXIT_FAILED} the operation failed (not
  * registered, etcd unreachable within {@code --timeout}, revision conflict), with a one-line
@@ -42,7 +43,7 @@ import picocli.CommandLine;
     usageHelpAutoWidth = true,
     description = {
       "Operate the steelyard service registry in etcd: list instances, change",
-      "weights, drain, run a registration sidecar, watch changes.",
+      "weights, drain, run a registration sidecar, watch changes, see live load.",
       "Global options go before or after the command.",
     },
     footer = {

@@ -28,11 +28,11 @@ import picocli.CommandLine.Parameters;
     name = "top",
     mixinStandardHelpOptions = true,
     description = {
-      "Live view of SERVICE's instances, refreshed every --interval: address, weight,",
-      "registered/drained, calls per second, p99 latency and error rate per instance,",
-      "read from the metrics URL each instance advertises (metadata key 'metrics', as",
-      "greeter-server --metrics-port does). Instances without one show their registry",
-      "columns only. Ctrl-C stops it."
+      "Show SERVICE's instances live: weight, calls/s, p99, errors.",
+      "Refreshed every --interval: address, weight, registered/drained, calls per",
+      "second, p99 latency and error rate per instance, read from the metrics URL each",
+      "instance advertises (metadata key 'metrics', as greeter-server --metrics-port",
+      "does). Instances without one show their registry columns only. Ctrl-C stops it."
     },
     footer = {
       "",

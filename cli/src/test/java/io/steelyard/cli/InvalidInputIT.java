@@ -29,7 +29,7 @@ class InvalidInputIT {
   private static Cli cli;
 
   @BeforeAll
-  static void seed() {
+  static void writeKeysABadNameMightReach() {
     client = Client.builder().endpoints(etcd.endpoints()).build();
     keys = new Keyspace(client);
     cli = Cli.withEndpoints(etcd.endpoints());

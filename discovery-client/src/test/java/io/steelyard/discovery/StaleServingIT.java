@@ -38,7 +38,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * The issue's availability promise, literally: etcd stopped for 30 s under a steady stream of
+ * The availability promise, literally: etcd stopped for 30 s under a steady stream of
  * calls through {@code etcd:} + {@code round_robin} to real servers, and not one call fails.
  */
 @Timeout(value = 150, unit = TimeUnit.SECONDS)

@@ -204,7 +204,10 @@ public final class GreeterClient implements AutoCloseable {
       this.target = target;
     }
 
-    /** {@code weighted_random} (default), {@code weighted_round_robin_static}, or any policy. */
+    /**
+     * {@code weighted_random} (default), {@code weighted_round_robin_static}, {@code
+     * weighted_least_request}, or any policy on the classpath.
+     */
     public Builder policy(String policy) {
       this.policy = requireNonNull(policy, "policy");
       return this;

@@ -75,7 +75,8 @@ final class GreeterClientMain implements Callable<Integer> {
   int concurrency = 4;
 
   @Option(names = "--policy", paramLabel = "P",
-      description = "weighted_random or weighted_round_robin_static (default: ${DEFAULT-VALUE})")
+      description = "weighted_random, weighted_round_robin_static, weighted_least_request, or"
+          + " grpc's round_robin/pick_first for comparison (default: ${DEFAULT-VALUE})")
   String policy = GreeterClient.DEFAULT_POLICY;
 
   @Option(names = "--output", paramLabel = "table|json", description = "output format (default: ${DEFAULT-VALUE})")
@@ -153,7 +154,8 @@ final class GreeterClientMain implements Callable<Integer> {
     }
     if (!GreeterClient.policyAvailable(policy)) {
       return usage("--policy: '" + policy + "' is not a load-balancing policy on the classpath"
-          + " (expected: weighted_random or weighted_round_robin_static)");
+          + " (expected: weighted_random, weighted_round_robin_static, weighted_least_request,"
+          + " round_robin or pick_first)");
     }
     KeyLayout layout;
     EtcdConnection etcd;

@@ -20,7 +20,9 @@ import org.w3c.dom.Node;
  * {@code steelyard-bom} lists exactly the artifacts steelyard publishes, at the project's version,
  * so an application that imports it gets every steelyard module at one version. A module is
  * published unless its pom sets {@code maven.deploy.skip} (examples, integration-tests,
- * benchmarks); adding a module without listing it in {@code bom/pom.xml} fails here.
+ * benchmarks); adding a module without listing it in {@code bom/pom.xml} fails here. Every
+ * published module also carries what a public Maven repository requires (name, description, URL,
+ * licence, SCM) and gets sources and Javadoc jars from the parent's {@code release} profile.
  *
  * <p>The poms are read as files from the checkout: this checks the build's layout, not code.
  */
@@ -83,6 +85,56 @@ class BomTest {
   }
 
   @Test
+  void everyPublishedModuleDescribesItselfAndTheRestBuildNoReleaseJars() throws Exception {
+    for (Path module : modules(root, parent)) {
+      Element pom = pom(module);
+      String artifactId = text(pom, "artifactId");
+      if ("true".equals(property(pom, "maven.deploy.skip"))) {
+        // The release profile would otherwise build sources and Javadoc jars nobody publishes.
+        assertThat(property(pom, "maven.source.skip")).as(artifactId).isEqualTo("true");
+        assertThat(property(pom, "maven.javadoc.skip")).as(artifactId).isEqualTo("true");
+      } else {
+        // Inherited, a description would name the parent's project, not this artifact.
+        assertThat(text(pom, "name")).as(artifactId).isNotBlank();
+        assertThat(text(pom, "description")).as(artifactId).isNotBlank()
+            .isNotEqualTo(text(parent, "description"));
+      }
+    }
+  }
+
+  @Test
+  void parentAndBomCarryTheMetadataARepositoryRequires() {
+    // Every published module inherits these from the parent; the BOM has no parent.
+    for (Element pom : List.of(parent, bom)) {
+      String artifactId = text(pom, "artifactId");
+      assertThat(text(pom, "url")).as(artifactId).startsWith("https://");
+      Element license = child(child(pom, "licenses"), "license");
+      assertThat(text(license, "name")).as(artifactId).isEqualTo("Apache-2.0");
+      assertThat(text(license, "url")).as(artifactId).contains("apache.org/licenses/LICENSE-2.0");
+      Element scm = child(pom, "scm");
+      assertThat(text(scm, "url")).as(artifactId).isEqualTo(text(pom, "url"));
+      assertThat(text(scm, "connection")).as(artifactId).startsWith("scm:git:");
+      assertThat(child(child(pom, "developers"), "developer")).as(artifactId).isNotNull();
+    }
+  }
+
+  @Test
+  void theReleaseProfileBuildsSourcesAndJavadocJars() {
+    Element release = null;
+    for (Element profile : children(child(parent, "profiles"), "profile")) {
+      if (text(profile, "id").equals("release")) {
+        release = profile;
+      }
+    }
+    assertThat(release).as("a release profile in the parent pom").isNotNull();
+    Set<String> plugins = new TreeSet<>();
+    for (Element plugin : children(child(child(release, "build"), "plugins"), "plugin")) {
+      plugins.add(text(plugin, "artifactId"));
+    }
+    assertThat(plugins).contains("maven-source-plugin", "maven-javadoc-plugin");
+  }
+
+  @Test
   void bomIsPartOfTheBuild() {
     assertThat(modules(root, parent)).contains(root.resolve("bom"));
   }
@@ -137,6 +189,7 @@ class BomTest {
 
   /** A direct child's text; packaging defaults to jar, as in Maven. */
   private static String text(Element e, String name) {
+    assertThat(e).as("the element that should hold <%s>", name).isNotNull();
     Element c = child(e, name);
     if (c == null && name.equals("packaging")) {
       return "jar";
@@ -152,6 +205,9 @@ class BomTest {
 
   private static List<Element> children(Element e, String name) {
     List<Element> out = new ArrayList<>();
+    if (e == null) {
+      return out;
+    }
     for (Node n = e.getFirstChild(); n != null; n = n.getNextSibling()) {
       if (n instanceof Element c && c.getTagName().equals(name)) {
         out.add(c);

@@ -33,7 +33,7 @@ class MisconfigurationIT {
 
   @RegisterExtension static final EtcdCluster plain = EtcdCluster.builder().rootPassword("rootpw").build();
 
-  /** The bound for naming a misconfiguration. */
+  /** How fast a misconfiguration must be named: well before any request timeout. */
   private static final Duration BOUND = Duration.ofSeconds(3);
 
   /** Far above BOUND: a failure that only a timeout ends fails the bound. */

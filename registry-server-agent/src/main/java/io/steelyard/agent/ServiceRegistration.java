@@ -49,7 +49,8 @@ import org.slf4j.LoggerFactory;
  * need no more threads than one. Listeners run on it and must not block. The public methods are
  * thread-safe and return at once, except {@link #close()} (at most the close timeout) and {@link
  * #setWeightAndWait}; futures they return complete on the registration's thread, so attach only
- * quick continuations (or use the {@code ...Async} variants).
+ * quick continuations, or hand them to an executor of your own ({@code thenApplyAsync(fn,
+ * executor)}).
  *
  * <p><b>Ownership.</b> A registration built from an {@link EtcdConnection} creates its own jetcd
  * {@link Client} (replacing it with a fresh one when etcd keeps failing, to skip the gRPC

@@ -48,7 +48,7 @@ final class SmoothRoundRobinPicker extends WeightedPicker {
 
   /**
    * Largest period laid out in memory: 256 KiB of {@code int}s. 2^17 measured 2.2-2.5 ms to
-   * build at n = 10,000 with skewed weights (the issue's budget is 2 ms); 2^16 halves that, and a
+   * build at n = 10,000 with skewed weights (the budget is 2 ms); 2^16 halves that, and a
    * share is still resolved to 1/65,536.
    */
   static final int MAX_PERIOD = 1 << 16;

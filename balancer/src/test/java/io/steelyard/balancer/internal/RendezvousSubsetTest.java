@@ -13,7 +13,7 @@ import java.util.function.Function;
 import org.junit.jupiter.api.Test;
 
 /**
- * The fleet simulation of issue 17: 1,000 servers of mixed weights, 10,000 clients, subset 20.
+ * A fleet simulation: 1,000 servers of mixed weights, 10,000 clients, subset 20.
  * Connections per server, traffic per server when each client spreads its calls over its subset
  * by weight (as the policies' pickers do), and the subsets' churn when one server joins or
  * leaves. Deterministic: the identities are fixed strings, the hash is FNV-1a + murmur's mixer.

@@ -57,7 +57,7 @@ import org.slf4j.LoggerFactory;
  * connection yet and a call without wait-for-ready would fail on that alone.
  *
  * <p>A case then breaks etcd, marks {@link #faultStarts()} and {@link #etcdHealthy}, and calls
- * {@link #verifyRecovery}, which checks the issue's list for every case and writes the figures.
+ * {@link #verifyRecovery}, which checks the same promises for every case and writes the figures.
  */
 final class Fleet implements AutoCloseable {
 
@@ -66,7 +66,7 @@ final class Fleet implements AutoCloseable {
   static final Duration TTL = Duration.ofSeconds(5);
   static final int[] WEIGHTS = {1, 2, 5};
   static final int CALLS_PER_SECOND = 50;
-  /** Bound for re-registration once etcd is healthy: the TTL + 2 s. */
+  /** Bound for re-registration once etcd is healthy: the TTL + 2 s. */
   static final Duration REREGISTER_BOUND = TTL.plusSeconds(2);
   /** Bound for a weight change to reach every client when etcd is healthy; generous for CI. */
   static final Duration PROPAGATION_BOUND = Duration.ofSeconds(10);
@@ -357,7 +357,7 @@ final class Fleet implements AutoCloseable {
     return delays;
   }
 
-  // ------------------------------------------------------------------ the list
+  // ------------------------------------------------------------------ the promises of every case
 
   /**
    * For every case, once etcd is healthy again ({@link #etcdHealthy}): every server is registered
