@@ -65,6 +65,7 @@ import picocli.CommandLine;
       DeregisterCommand.class,
       WatchCommand.class,
       TopCommand.class,
+      ConsoleCommand.class,
     })
 public final class SteelyardCli implements Callable<Integer> {
 
