@@ -70,14 +70,14 @@ public final class ConsoleServer implements AutoCloseable {
   private ConsoleServer(Builder b, InetSocketAddress bind) throws IOException {
     Clock clock = b.clock;
     client = b.connection.connect();
-    EtcdErrors errors = new EtcdErrors(b.connection.endpointsString());
-    InstanceStore store = new InstanceStore(client, b.layout, b.timeout);
-    Metrics metrics = new Metrics(
-        HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build(), System::nanoTime);
     readers = Executors.newFixedThreadPool(2, threads("steelyard-console-read-%d"));
     ticker = Executors.newSingleThreadScheduledExecutor(threads("steelyard-console-tick"));
     // Each open service page holds one thread for its event stream; Routes caps their number.
     httpThreads = Executors.newCachedThreadPool(threads("steelyard-console-http-%d"));
+    EtcdErrors errors = new EtcdErrors(b.connection.endpointsString());
+    InstanceStore store = new InstanceStore(client, b.layout, b.timeout);
+    Metrics metrics = new Metrics(
+        HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build(), System::nanoTime);
     FleetListing fleet =
         new FleetListing(client, b.layout, new EtcdCalls(b.timeout), errors, metrics, clock);
     Views views = new Views(
@@ -86,7 +86,12 @@ public final class ConsoleServer implements AutoCloseable {
             store, metrics, errors, clock, readers));
     routes = new Routes(new Access(b.token), b.readOnly, fleet, views,
         new Actions(store, errors, new EventLog(), clock), clock);
-    http = HttpServer.create(bind, 64);
+    try {
+      http = HttpServer.create(bind, 64);
+    } catch (IOException | RuntimeException e) {
+      shutDownThreadsAndClient();
+      throw e;
+    }
     http.createContext("/", routes);
     http.setExecutor(httpThreads);
     http.start();
@@ -119,8 +124,12 @@ public final class ConsoleServer implements AutoCloseable {
   public void close() {
     routes.close();
     http.stop(0);
-    ticker.shutdownNow();
     routes.views().close();
+    shutDownThreadsAndClient();
+  }
+
+  private void shutDownThreadsAndClient() {
+    ticker.shutdownNow();
     readers.shutdownNow();
     httpThreads.shutdownNow();
     client.close();

@@ -138,11 +138,6 @@ final class Metrics {
         deltas, null);
   }
 
-  /** Forgets URLs no longer advertised, so the history does not grow with churn. */
-  void retain(Collection<String> liveUrls) {
-    history.keySet().removeIf(k -> !liveUrls.contains(k.url()));
-  }
-
   static Scrape parse(long at, String service, String text) {
     double calls = 0;
     double errors = 0;

@@ -88,7 +88,8 @@ final class Routes implements HttpHandler {
         if ("GET".equals(method) && offered != null && access.matches(offered)) {
           ex.getResponseHeaders().add("Set-Cookie", Access.COOKIE + "=" + offered
               + "; Path=/; HttpOnly; SameSite=Strict");
-          ex.getResponseHeaders().add("Location", path);
+          // Back to the same page without the token in the URL (never to another host: "//x").
+          ex.getResponseHeaders().add("Location", path.startsWith("//") ? "/" : path);
           ex.sendResponseHeaders(303, -1);
           return;
         }

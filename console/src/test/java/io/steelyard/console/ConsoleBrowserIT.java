@@ -208,6 +208,7 @@ class ConsoleBrowserIT {
     within(Duration.ofSeconds(5)).until(dialog::isDisplayed);
     assertThat(dialog.getText()).contains("Drain 10.0.8.1:9000?");
     assertThat(fleet.weight("orders", "10.0.8.1:9000")).as("nothing before confirming").isEqualTo(6);
+    browser.screenshot("console-drain-confirm");
     browser.driver.findElement(By.id("confirm-ok")).click();
 
     within(Duration.ofSeconds(5)).until(() -> fleet.weight("orders", "10.0.8.1:9000"), w -> w == 0);

@@ -89,5 +89,13 @@ const steelyard = (() => {
     return { ok: false, message: (await r.text()).trim() };
   }
 
-  return { el, rate, millis, percent, ago, showStatus, getJson, refreshEvents, act };
+  /** Names each cell after its column, so narrow screens can show rows as labelled cards. */
+  function labelCells(table) {
+    const labels = [...table.querySelectorAll('thead th')].map((th) => th.textContent);
+    for (const row of table.querySelectorAll('tbody tr')) {
+      [...row.children].forEach((td, i) => { td.dataset.label = labels[i] || ''; });
+    }
+  }
+
+  return { el, rate, millis, percent, ago, showStatus, getJson, refreshEvents, act, labelCells };
 })();

@@ -2,7 +2,7 @@
 'use strict';
 
 (() => {
-  const { el, rate, millis, percent, showStatus, refreshEvents, act } = steelyard;
+  const { el, rate, millis, percent, showStatus, refreshEvents, act, labelCells } = steelyard;
   const service = decodeURIComponent(location.pathname.split('/')[2] || '');
   let readOnly = true;
 
@@ -55,13 +55,13 @@
     const body = document.querySelector('#instances tbody');
     body.replaceChildren(...data.instances.map((i) => {
       const meta = i.metadata || {};
-      const zone = [meta.region, meta.zone].filter(Boolean).join(' / ');
+      const zone = meta.zone || meta.region;
       const row = el('tr', { className: i.state },
         el('td', { className: 'address' }, i.address),
         el('td', { className: 'num weight' }, i.weight),
         el('td', { className: 'state' }, i.state
           + (i.state === 'drained' && i.drainedFrom != null ? ' (was ' + i.drainedFrom + ')' : '')),
-        el('td', {}, zone || '–'),
+        el('td', { title: meta.region ? 'region ' + meta.region : '' }, zone || '–'),
         el('td', {}, meta.version || '–'),
         el('td', { className: 'num' }, ttl(i)),
         el('td', { className: 'num', title: i.metricsNote || '' }, rate(i.callsPerSecond)),
@@ -72,6 +72,7 @@
       row.dataset.weight = i.weight;
       return row;
     }));
+    labelCells(document.getElementById('instances'));
     document.getElementById('empty').hidden = data.instances.length > 0 || !data.listed;
     document.querySelector('.actions-col').hidden = readOnly;
     const malformed = document.getElementById('malformed');

@@ -2,7 +2,7 @@
 'use strict';
 
 (() => {
-  const { el, rate, millis, percent, showStatus, getJson, refreshEvents } = steelyard;
+  const { el, rate, millis, percent, showStatus, getJson, refreshEvents, labelCells } = steelyard;
 
   let shown = null;
 
@@ -27,6 +27,7 @@
       row.dataset.service = s.name;
       return row;
     }));
+    labelCells(document.getElementById('services'));
     document.getElementById('empty').hidden = data.services.length > 0 || data.listedAt == null;
   }
 
