@@ -38,6 +38,12 @@ final class ServiceView implements AutoCloseable {
 
   private static final Logger logger = LoggerFactory.getLogger(ServiceView.class);
 
+  /**
+   * How often lease TTLs and drain notes are read again without a change: one range read plus one
+   * call per distinct lease, so not every second; the TTL shown counts down in between.
+   */
+  static final Duration STORE_READ_INTERVAL = Duration.ofSeconds(5);
+
   private final String service;
   private final InstanceStore store;
   private final Metrics metrics;
@@ -56,6 +62,7 @@ final class ServiceView implements AutoCloseable {
   @Nullable private volatile String readError;
   @Nullable private volatile Instant readFailingSince;
   private volatile long lastViewedMillis;
+  private volatile boolean storeOutdated = true;
 
   ServiceView(String service, Function<ServiceWatcher.Listener, ServiceWatcher> watch,
       InstanceStore store, Metrics metrics, EtcdErrors errors, Clock clock, Executor executor) {
@@ -71,6 +78,7 @@ final class ServiceView implements AutoCloseable {
       public void onSnapshot(Snapshot s) {
         snapshot = s;
         watchError = null;
+        storeOutdated = true; // the drain note may have changed with the weight
         bump();
       }
 
@@ -96,11 +104,29 @@ final class ServiceView implements AutoCloseable {
     return clock.millis() - lastViewedMillis > d.toMillis();
   }
 
-  /** Reads lease TTLs and drain notes and scrapes metrics, unless a read is still running. */
+  /**
+   * Scrapes the metrics URLs of the current view, and reads lease TTLs and drain notes when the
+   * view changed or the last read is {@link #STORE_READ_INTERVAL} old (unless a read still runs).
+   */
   void refresh() {
-    if (!reading.compareAndSet(false, true)) {
+    Snapshot s = snapshot;
+    if (s != null) {
+      List<String> urls = new ArrayList<>();
+      for (ServiceInstance i : s.instances()) {
+        String url = i.metadata().get(Metrics.METADATA_KEY);
+        if (url != null) {
+          urls.add(url);
+        }
+      }
+      metrics.scrape(service, urls).whenComplete((v, e) -> bump());
+    }
+    Instant last = storedAt;
+    boolean due = storeOutdated || last == null
+        || Duration.between(last, clock.instant()).compareTo(STORE_READ_INTERVAL) >= 0;
+    if (!due || !reading.compareAndSet(false, true)) {
       return;
     }
+    storeOutdated = false;
     try {
       executor.execute(this::read);
     } catch (RuntimeException rejected) {
@@ -111,23 +137,16 @@ final class ServiceView implements AutoCloseable {
 
   private void read() {
     try {
-      List<RegisteredInstance> list = store.list(service, true);
       Map<String, RegisteredInstance> byAddress = new HashMap<>();
-      List<String> urls = new ArrayList<>();
-      for (RegisteredInstance i : list) {
+      for (RegisteredInstance i : store.list(service, true)) {
         if (i.value() instanceof DecodedValue.Accepted a) {
           byAddress.put(a.address(), i);
-          String url = a.metadata().get(Metrics.METADATA_KEY);
-          if (url != null) {
-            urls.add(url);
-          }
         }
       }
       stored = Map.copyOf(byAddress);
       storedAt = clock.instant();
       readError = null;
       readFailingSince = null;
-      metrics.scrape(service, urls).whenComplete((v, e) -> bump());
     } catch (RuntimeException e) {
       readError = errors.describe(e);
       if (readFailingSince == null) {

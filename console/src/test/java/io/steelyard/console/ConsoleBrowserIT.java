@@ -207,6 +207,7 @@ class ConsoleBrowserIT {
     WebElement dialog = browser.driver.findElement(By.id("confirm-dialog"));
     within(Duration.ofSeconds(5)).until(dialog::isDisplayed);
     assertThat(dialog.getText()).contains("Drain 10.0.8.1:9000?");
+    assertThat(browser.driver.findElement(By.id("weight-input")).isDisplayed()).isFalse();
     assertThat(fleet.weight("orders", "10.0.8.1:9000")).as("nothing before confirming").isEqualTo(6);
     browser.screenshot("console-drain-confirm");
     browser.driver.findElement(By.id("confirm-ok")).click();
