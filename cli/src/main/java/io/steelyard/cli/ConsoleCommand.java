@@ -8,6 +8,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
 
 @Command(
     name = "console",
@@ -17,13 +18,14 @@ import picocli.CommandLine.Option;
       "metrics, expected against observed share) and weight/drain/undrain/deregister with a",
       "confirmation, through the same code path as these commands. Prints",
       "'READY console=URL' once it serves; Ctrl-C stops it. Listens on loopback unless",
-      "--token-file is given (docs/console.md)."
+      "--token-file or --tls-cert/--tls-key is given (docs/console.md)."
     },
     footer = {
       "",
       "Examples:",
       "  steelyard console --port 8088",
-      "  steelyard console --bind 0.0.0.0 --token-file /etc/steelyard/console.token --read-only"
+      "  steelyard console --bind 0.0.0.0 --token-file /etc/steelyard/console.token --read-only",
+      "  steelyard console --bind 0.0.0.0 --tls-cert console.pem --tls-key console-key.pem"
     })
 final class ConsoleCommand extends CliCommand {
 
@@ -33,7 +35,7 @@ final class ConsoleCommand extends CliCommand {
 
   @Option(names = "--bind", paramLabel = "ADDRESS", defaultValue = ConsoleServer.DEFAULT_BIND,
       description = {"Address to listen on (default: ${DEFAULT-VALUE}).",
-          "Anything but loopback needs --token-file."})
+          "Anything but loopback needs --token-file or TLS."})
   String bind;
 
   @Option(names = "--read-only", description = "Show the registry; offer and accept no action.")
@@ -44,9 +46,22 @@ final class ConsoleCommand extends CliCommand {
           "open URL/?token=TOKEN once, or send 'Authorization: Bearer TOKEN'."})
   Path tokenFile;
 
+  @Option(names = "--tls-cert", paramLabel = "FILE",
+      description = {"Serve HTTPS with this certificate chain (PEM; needs --tls-key).",
+          "Not etcd's: --cacert/--cert/--key are for etcd."})
+  Path tlsCert;
+
+  @Option(names = "--tls-key", paramLabel = "FILE",
+      description = "Private key of --tls-cert (PEM, PKCS#8).")
+  Path tlsKey;
+
   @Override
   public Integer call() {
     String token = tokenFile == null ? null : readToken(tokenFile);
+    if ((tlsCert == null) != (tlsKey == null)) {
+      throw new ParameterException(spec.commandLine(),
+          "tls: --tls-cert and --tls-key go together (expected: both or neither)");
+    }
     SteelyardCli cli = cli();
     SteelyardCli.ConnectionSettings settings = cli.settings(spec);
     cli.noteConnection(settings);
@@ -57,6 +72,9 @@ final class ConsoleCommand extends CliCommand {
           .bind(bind)
           .port(port)
           .readOnly(readOnly);
+      if (tlsCert != null) {
+        b.tls(tlsCert, tlsKey);
+      }
       return token == null ? b : b.token(token);
     });
     cli.stopSignal().listen();

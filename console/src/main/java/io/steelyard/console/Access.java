@@ -15,7 +15,7 @@ import javax.annotation.Nullable;
  *   <li><b>Token.</b> With a token, every request must carry it: {@code Authorization: Bearer
  *       TOKEN}, or the cookie a browser gets from opening {@code /?token=TOKEN} once (HttpOnly,
  *       SameSite=Strict, so no other site's page can send it). Compared in constant time.
- *   <li><b>Host.</b> Without a token the console only listens on loopback; it then also refuses
+ *   <li><b>Host.</b> Without a token or TLS the console only listens on loopback; it then refuses
  *       requests whose {@code Host} is not a loopback name, so a page of another site cannot
  *       reach it by pointing its own DNS name at 127.0.0.1 (DNS rebinding).
  *   <li><b>Writes.</b> A write must carry the header {@value #WRITE_HEADER} (a cross-site page
@@ -29,9 +29,23 @@ final class Access {
   static final String WRITE_HEADER = "X-Steelyard-Console";
 
   @Nullable private final byte[] token;
+  private final boolean loopbackOnly;
+  private final boolean secure;
 
-  Access(@Nullable String token) {
+  /**
+   * @param loopbackOnly the console listens on loopback only (no token, no TLS): Host must then
+   *     name loopback
+   * @param secure served over TLS: the token cookie is marked Secure
+   */
+  Access(@Nullable String token, boolean loopbackOnly, boolean secure) {
     this.token = token == null ? null : token.getBytes(StandardCharsets.UTF_8);
+    this.loopbackOnly = loopbackOnly;
+    this.secure = secure;
+  }
+
+  /** The cookie that carries {@code token} for a browser that opened the token link. */
+  String cookieFor(String token) {
+    return COOKIE + "=" + token + "; Path=/; HttpOnly; SameSite=Strict" + (secure ? "; Secure" : "");
   }
 
   boolean tokenRequired() {
@@ -78,11 +92,11 @@ final class Access {
   }
 
   /**
-   * Without a token, the Host a browser names must be loopback: {@code 127.x}, {@code [::1]} or
-   * {@code localhost}, with any port.
+   * When loopback-only, the Host a browser names must be loopback: {@code 127.x}, {@code [::1]}
+   * or {@code localhost}, with any port.
    */
   boolean hostAllowed(Headers headers) {
-    if (token != null) {
+    if (!loopbackOnly) {
       return true;
     }
     String host = headers.getFirst("Host");

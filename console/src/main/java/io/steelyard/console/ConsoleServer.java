@@ -5,6 +5,8 @@ import static java.util.Objects.requireNonNull;
 
 import com.google.common.util.concurrent.ThreadFactoryBuilder;
 import com.sun.net.httpserver.HttpServer;
+import com.sun.net.httpserver.HttpsConfigurator;
+import com.sun.net.httpserver.HttpsServer;
 import io.etcd.jetcd.Client;
 import io.steelyard.agent.InstanceStore;
 import io.steelyard.discovery.ServiceWatcher;
@@ -17,6 +19,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
 import java.net.http.HttpClient;
+import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.concurrent.ExecutorService;
@@ -24,6 +27,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import javax.annotation.Nullable;
+import javax.net.ssl.SSLContext;
 
 /**
  * The steelyard console: a web application over the registry, served by the JDK's built-in HTTP
@@ -37,8 +41,9 @@ import javax.annotation.Nullable;
  * each logged with who and when. {@linkplain Builder#readOnly Read-only} mode offers and accepts
  * none of them.
  *
- * <p>Safety: listens on loopback unless a {@linkplain Builder#token token} is set; with a token,
- * every request must carry it. Writes must be same-origin requests of the console's own page.
+ * <p>Safety: listens on loopback unless a {@linkplain Builder#token token} or {@linkplain
+ * Builder#tls TLS} is set; with a token, every request must carry it. Writes must be same-origin
+ * requests of the console's own page.
  *
  * <p>Ownership: the console opens its own etcd client from the connection and closes it (and
  * every watch) on {@link #close()}.
@@ -84,10 +89,18 @@ public final class ConsoleServer implements AutoCloseable {
         service -> new ServiceView(service,
             listener -> ServiceWatcher.builder(b.connection, service).layout(b.layout).open(listener),
             store, metrics, errors, clock, readers));
-    routes = new Routes(new Access(b.token), b.readOnly, fleet, views,
+    // Without a token or TLS the console is loopback-only, and then Host must name loopback.
+    boolean loopbackOnly = b.token == null && b.tls == null;
+    routes = new Routes(new Access(b.token, loopbackOnly, b.tls != null), b.readOnly, fleet, views,
         new Actions(store, errors, new EventLog(), clock), clock);
     try {
-      http = HttpServer.create(bind, 64);
+      if (b.tls != null) {
+        HttpsServer https = HttpsServer.create(bind, 64);
+        https.setHttpsConfigurator(new HttpsConfigurator(b.tls));
+        http = https;
+      } else {
+        http = HttpServer.create(bind, 64);
+      }
     } catch (IOException | RuntimeException e) {
       shutDownThreadsAndClient();
       throw e;
@@ -98,7 +111,7 @@ public final class ConsoleServer implements AutoCloseable {
     ticker.scheduleWithFixedDelay(views::tick, 1, 1, TimeUnit.SECONDS);
     InetSocketAddress bound = http.getAddress();
     String host = bind.getAddress().getHostAddress();
-    url = "http://" + (host.indexOf(':') >= 0 ? "[" + host + "]" : host) + ":" + bound.getPort() + "/";
+    url = (b.tls != null ? "https://" : "http://") + (host.indexOf(':') >= 0 ? "[" + host + "]" : host) + ":" + bound.getPort() + "/";
   }
 
   private static java.util.concurrent.ThreadFactory threads(String name) {
@@ -144,6 +157,7 @@ public final class ConsoleServer implements AutoCloseable {
     private int port = DEFAULT_PORT;
     private boolean readOnly;
     @Nullable private String token;
+    @Nullable private SSLContext tls;
     private Clock clock = Clock.systemUTC();
 
     private Builder(EtcdConnection connection) {
@@ -165,7 +179,7 @@ public final class ConsoleServer implements AutoCloseable {
       return this;
     }
 
-    /** Address to listen on; default {@value #DEFAULT_BIND}. Not loopback needs a token. */
+    /** Address to listen on; default {@value #DEFAULT_BIND}. Not loopback needs a token or TLS. */
     public Builder bind(String bind) {
       this.bind = requireNonNull(bind, "bind");
       return this;
@@ -198,6 +212,18 @@ public final class ConsoleServer implements AutoCloseable {
       return this;
     }
 
+    /**
+     * Serves HTTPS with this certificate chain and private key (PEM files); lets the console
+     * listen beyond loopback.
+     *
+     * @throws IllegalArgumentException when the files cannot be read or do not match
+     */
+    public Builder tls(Path certChain, Path privateKey) {
+      checkState(this.tls == null, "tls already set");
+      this.tls = ServerTls.fromPem(certChain, privateKey);
+      return this;
+    }
+
     /** Clock for the event list's times and staleness; default UTC system clock. */
     public Builder clock(Clock clock) {
       this.clock = requireNonNull(clock, "clock");
@@ -207,7 +233,8 @@ public final class ConsoleServer implements AutoCloseable {
     /**
      * Connects and starts serving.
      *
-     * @throws IllegalArgumentException when the bind address is not loopback and no token is set
+     * @throws IllegalArgumentException when the bind address is not loopback and neither a token
+     *     nor TLS is set
      * @throws UncheckedIOException when the port cannot be bound
      */
     public ConsoleServer start() {
@@ -217,9 +244,9 @@ public final class ConsoleServer implements AutoCloseable {
       } catch (UnknownHostException e) {
         throw new IllegalArgumentException("bind: " + bind + " (expected: an address of this host)", e);
       }
-      if (!address.isLoopbackAddress() && token == null) {
-        throw new IllegalArgumentException(
-            "bind: " + bind + " is not loopback (expected: --token-file to listen beyond this host)");
+      if (!address.isLoopbackAddress() && token == null && tls == null) {
+        throw new IllegalArgumentException("bind: " + bind + " is not loopback (expected:"
+            + " --token-file or --tls-cert/--tls-key to listen beyond this host)");
       }
       try {
         return new ConsoleServer(this, new InetSocketAddress(address, port));

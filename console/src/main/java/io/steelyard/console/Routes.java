@@ -86,8 +86,7 @@ final class Routes implements HttpHandler {
         String query = ex.getRequestURI().getRawQuery();
         String offered = tokenParameter(query);
         if ("GET".equals(method) && offered != null && access.matches(offered)) {
-          ex.getResponseHeaders().add("Set-Cookie", Access.COOKIE + "=" + offered
-              + "; Path=/; HttpOnly; SameSite=Strict");
+          ex.getResponseHeaders().add("Set-Cookie", access.cookieFor(offered));
           // Back to the same page without the token in the URL (never to another host: "//x").
           ex.getResponseHeaders().add("Location", path.startsWith("//") ? "/" : path);
           ex.sendResponseHeaders(303, -1);

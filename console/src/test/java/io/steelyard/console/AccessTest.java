@@ -18,12 +18,12 @@ class AccessTest {
 
   @Test
   void withoutATokenEveryRequestIsAuthorized() {
-    assertThat(new Access(null).authorized(headers())).isTrue();
+    assertThat(new Access(null, true, false).authorized(headers())).isTrue();
   }
 
   @Test
   void withATokenOnlyTheBearerOrTheCookieAuthorizes() {
-    Access access = new Access("0123456789abcdef");
+    Access access = new Access("0123456789abcdef", false, false);
 
     assertThat(access.authorized(headers())).isFalse();
     assertThat(access.authorized(headers("Authorization", "Bearer 0123456789abcdef"))).isTrue();
@@ -36,20 +36,22 @@ class AccessTest {
   }
 
   @Test
-  void withoutATokenOnlyLoopbackHostNamesAreServed() {
-    Access access = new Access(null);
+  void loopbackOnlyServesOnlyLoopbackHostNames() {
+    Access access = new Access(null, true, false);
 
     assertThat(access.hostAllowed(headers("Host", "127.0.0.1:8088"))).isTrue();
     assertThat(access.hostAllowed(headers("Host", "localhost:8088"))).isTrue();
     assertThat(access.hostAllowed(headers("Host", "[::1]:8088"))).isTrue();
     assertThat(access.hostAllowed(headers("Host", "rebound.example:8088"))).isFalse();
-    assertThat(new Access("0123456789abcdef").hostAllowed(headers("Host", "console.example")))
+    assertThat(new Access("0123456789abcdef", false, false)
+        .hostAllowed(headers("Host", "console.example"))).isTrue();
+    assertThat(new Access(null, false, true).hostAllowed(headers("Host", "console.example")))
         .isTrue();
   }
 
   @Test
   void writesNeedTheConsoleHeaderAndTheConsolesOwnOrigin() {
-    Access access = new Access(null);
+    Access access = new Access(null, true, false);
 
     assertThat(access.writeRefusal(headers("Host", "127.0.0.1:8088"))).contains("X-Steelyard-Console");
     assertThat(access.writeRefusal(headers("Host", "127.0.0.1:8088", "X-Steelyard-Console", "1")))
@@ -60,6 +62,14 @@ class AccessTest {
         "Origin", "http://evil.example"))).contains("evil.example");
     assertThat(access.writeRefusal(headers("Host", "127.0.0.1:8088", "X-Steelyard-Console", "1",
         "Origin", "null"))).isNotNull();
+  }
+
+  @Test
+  void theTokenCookieIsSecureOverTls() {
+    assertThat(new Access("0123456789abcdef", false, true).cookieFor("0123456789abcdef"))
+        .isEqualTo("steelyard-console-token=0123456789abcdef; Path=/; HttpOnly; SameSite=Strict; Secure");
+    assertThat(new Access("0123456789abcdef", false, false).cookieFor("0123456789abcdef"))
+        .doesNotContain("Secure");
   }
 
   @Test
