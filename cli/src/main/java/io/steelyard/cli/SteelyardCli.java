@@ -23,7 +23,8 @@ import picocli.CommandLine;
 
 /**
  * The {@code steelyard} operator CLI: list, weight, drain/undrain, register (sidecar),
- * deregister, watch and top (a live view with each instance's call rates) for instances
+ * deregister, watch, top (a live view with each instance's call rates) and console (the same in
+ * a browser) for instances
  * registered in etcd.
  *
  * <p>Exit codes: {@value #EXIT_OK} success; {@value #EXIT_FAILED} the operation failed (not
@@ -66,6 +67,7 @@ import picocli.CommandLine;
       DeregisterCommand.class,
       WatchCommand.class,
       TopCommand.class,
+      ConsoleCommand.class,
     })
 public final class SteelyardCli implements Callable<Integer> {
 

@@ -25,7 +25,7 @@ class SteelyardCliTest {
   @ParameterizedTest
   @ValueSource(
       strings = {"", "list", "weight", "weight get", "weight set", "drain", "undrain", "register",
-        "deregister", "watch", "top"})
+        "deregister", "watch", "top", "console"})
   void everyCommandHasHelpWithAnExample(String command) {
     String[] args = (command.isEmpty() ? "--help" : command + " --help").split(" ");
 
