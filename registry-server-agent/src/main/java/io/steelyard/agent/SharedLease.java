@@ -92,7 +92,11 @@ public final class SharedLease implements AutoCloseable {
     return new Builder(requireNonNull(etcd, "etcd"), null);
   }
 
-  /** A shared lease over {@code client}, which the caller owns and closes after {@link #close()}. */
+  /**
+   * A shared lease over {@code client}, which the caller owns and closes after {@link #close()}.
+   * A jetcd {@link Client}, as {@link ServiceRegistration#builder(Client, String, String)} takes,
+   * so that one connection serves the application's etcd calls and its registrations.
+   */
   public static Builder builder(Client client) {
     return new Builder(null, requireNonNull(client, "client"));
   }

@@ -117,7 +117,8 @@ final class WeightWrites {
       ServiceRegistrationBuilder b, Executor serial, EtcdCalls calls, Backoff backoff, String who,
       Registration reg) {
     this.who = who;
-    this.ownKey = new OwnKey(b.layout, b.service, b.address); // stateless: the state machine's twin
+    // OwnKey holds no state: this one and the state machine's write the same key the same way.
+    this.ownKey = new OwnKey(b.layout, b.service, b.address);
     this.calls = calls;
     this.backoff = backoff;
     this.serial = serial;
@@ -220,8 +221,8 @@ final class WeightWrites {
    * keeping our lease: adopt its weight, so that a later re-registration writes what the operator
    * chose, and tell the source.
    *
-   * <p>Why: a write whose read was answered but whose guarded transaction was not, within the
-   * operation timeout, still lands when etcd gets to it, guarded by the revision it read. Taken
+   * <p>Why: a guarded write that etcd did not answer within the operation timeout still lands
+   * when etcd gets to it, if the key still has the revision it was guarded by. Taken
    * for an operator's, it replaced the newer weight wanted (LoadHeld through a loaded proxy: 79
    * registrations ended on an older weight of their own, 4 behind an acknowledged change). The
    * price: an operator who writes exactly such a weight while it is unanswered is overwritten.
@@ -421,12 +422,12 @@ final class WeightWrites {
     long gen = reg.generation();
     write.whenCompleteAsync(
         (r, t) -> {
-          long revision = 0L;
+          long revision = 0;
           if (t != null && EtcdErrors.classify(t) == RegistryException.Kind.UNAVAILABLE) {
             unanswered.add(w); // it may still land (see judge)
           }
           if (t == null) {
-            // Each unanswered write read its guard before this one did: none can land after it.
+            // Each unanswered write was guarded by an older revision than this one: none can land now.
             unanswered.clear();
           }
           if (t == null && !reg.closing()) {

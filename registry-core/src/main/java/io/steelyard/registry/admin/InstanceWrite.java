@@ -133,11 +133,6 @@ public final class InstanceWrite {
       requireNonNull(key, "key");
     }
 
-    /** Whether etcd was changed (a drain of a drained instance, say, changes nothing). */
-    public boolean changed() {
-      return write.kind == Kind.DEREGISTER || before != after;
-    }
-
     /**
      * One line saying what happened, e.g. {@code "10.0.0.7:50051 weight 5 -> 8"}, {@code
      * "10.0.0.7:50051 drained: weight 5 -> 0 (undrain restores 5)"}, {@code "10.0.0.7:50051 is

@@ -146,17 +146,18 @@ class InstanceStoreIT {
     return KeyLayout.defaults().instanceKey(service, ADDRESS);
   }
 
+  /** Generous timeouts: the first call of a cold JVM on a busy machine. */
   private static long grant() throws Exception {
-    return client.getLeaseClient().grant(60).get(5, TimeUnit.SECONDS).getID();
+    return client.getLeaseClient().grant(60).get(30, TimeUnit.SECONDS).getID();
   }
 
   private static void put(String key, String value, long lease) throws Exception {
     PutOption option = lease == 0 ? PutOption.DEFAULT : PutOption.builder().withLeaseId(lease).build();
-    client.getKVClient().put(bytes(key), bytes(value), option).get(5, TimeUnit.SECONDS);
+    client.getKVClient().put(bytes(key), bytes(value), option).get(30, TimeUnit.SECONDS);
   }
 
   private static Optional<KeyValue> get(String key) throws Exception {
-    return client.getKVClient().get(bytes(key)).get(5, TimeUnit.SECONDS).getKvs().stream().findFirst();
+    return client.getKVClient().get(bytes(key)).get(30, TimeUnit.SECONDS).getKvs().stream().findFirst();
   }
 
   private static String text(KeyValue kv) {
