@@ -31,11 +31,11 @@ import org.springframework.boot.actuate.endpoint.web.annotation.WebEndpoint;
  *
  * <p>The writes are actuator write operations: expose the endpoint ({@code
  * management.endpoints.web.exposure.include=health,steelyard}) and secure them as any actuator
- * write (Spring Security's {@code EndpointRequest}). Each write is an {@link InstanceWrite}, checked
- * and described as the CLI's is ({@code "message"} in the answer holds the CLI's line). Answers:
- * 200 with the registration; 400 for a
- * bad weight or action; 409 when the instance is not registered (or the key changed meanwhile);
- * 503 when etcd did not answer; 502 when etcd refused (permission, authentication, TLS).
+ * write (Spring Security's {@code EndpointRequest}). Each write is an {@link InstanceWrite},
+ * checked and described as the CLI's is ({@code "message"} in the answer holds the CLI's line).
+ * Answers: 200 with the registration; 400 for a bad weight or action; 409 when the instance is
+ * not registered (or the key changed meanwhile); 503 when etcd did not answer; 502 when etcd
+ * refused (permission, authentication, TLS).
  */
 @WebEndpoint(id = "steelyard")
 public final class SteelyardEndpoint {
