@@ -1,7 +1,7 @@
 package io.steelyard.cli;
 
-import io.steelyard.agent.InstanceStore;
 import io.steelyard.registry.Validation;
+import io.steelyard.registry.admin.InstanceStore;
 import java.io.PrintWriter;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Model.CommandSpec;
@@ -28,11 +28,11 @@ abstract class CliCommand implements Callable<Integer> {
   }
 
   final String checkService(String service) {
-    return SteelyardCli.usage(spec, () -> Validation.checkServiceName(service));
+    return Usage.check(spec, () -> Validation.checkServiceName(service));
   }
 
   final String checkAddress(String address) {
-    return SteelyardCli.usage(spec, () -> Validation.checkAddress(address));
+    return Usage.check(spec, () -> Validation.checkAddress(address));
   }
 
   /** Checks an instance's SERVICE and ADDRESS arguments. */
@@ -42,7 +42,7 @@ abstract class CliCommand implements Callable<Integer> {
   }
 
   final int checkWeight(long weight) {
-    return SteelyardCli.usage(spec, () -> Validation.checkWeight(weight));
+    return Usage.check(spec, () -> Validation.checkWeight(weight));
   }
 
   /**
@@ -52,5 +52,10 @@ abstract class CliCommand implements Callable<Integer> {
   final InstanceStore store() {
     SteelyardCli cli = cli();
     return cli.store(cli.settings(spec));
+  }
+
+  /** Checks the global options without contacting etcd; bad ones are a usage error of this command. */
+  final ConnectionSettings settings() {
+    return cli().settings(spec);
   }
 }

@@ -64,9 +64,9 @@ final class ConsoleCommand extends CliCommand {
           "tls: --tls-cert and --tls-key go together (expected: both or neither)");
     }
     SteelyardCli cli = cli();
-    SteelyardCli.ConnectionSettings settings = cli.settings(spec);
+    ConnectionSettings settings = cli.settings(spec);
     cli.noteConnection(settings);
-    ConsoleServer.Builder builder = SteelyardCli.usage(spec, () -> {
+    ConsoleServer.Builder builder = Usage.check(spec, () -> {
       ConsoleServer.Builder b = ConsoleServer.builder(settings.connection())
           .layout(settings.layout())
           .timeout(cli.timeout())
@@ -81,21 +81,21 @@ final class ConsoleCommand extends CliCommand {
     cli.stopSignal().listen();
     ConsoleServer server;
     try {
-      server = SteelyardCli.usage(spec, builder::start);
+      server = Usage.check(spec, builder::start);
     } catch (UncheckedIOException e) {
       err().println("steelyard: " + SteelyardCli.oneLine(e.getMessage()));
-      return SteelyardCli.EXIT_FAILED;
+      return ExitCodes.FAILED;
     }
     try (server) {
       out().println("READY console=" + server.url());
       out().flush();
       cli.stopSignal().await();
     }
-    return SteelyardCli.EXIT_OK;
+    return ExitCodes.OK;
   }
 
   private String readToken(Path file) {
-    return SteelyardCli.usage(spec, () -> {
+    return Usage.check(spec, () -> {
       try {
         String t = Files.readString(file, StandardCharsets.UTF_8).strip();
         if (t.isEmpty()) {

@@ -1,7 +1,7 @@
 package io.steelyard.cli;
 
+import io.steelyard.registry.admin.InstanceWrite;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 
 @Command(
     name = "deregister",
@@ -13,21 +13,10 @@ import picocli.CommandLine.Mixin;
       "exist fails with exit 1."
     },
     footer = {"", "Example:", "  steelyard deregister greeter 10.0.0.7:50051"})
-final class DeregisterCommand extends CliCommand {
-
-  @Mixin InstanceArgs instance;
+final class DeregisterCommand extends WriteCommand {
 
   @Override
-  public Integer call() {
-    checkInstance(instance);
-    String service = instance.service;
-    String address = instance.address;
-    var store = store();
-    String key = store.layout().instanceKey(service, address);
-    if (!store.delete(service, address)) {
-      throw store.notRegistered(service, address);
-    }
-    out().println("deleted " + key);
-    return SteelyardCli.EXIT_OK;
+  InstanceWrite write(String service, String address) {
+    return InstanceWrite.deregister(service, address);
   }
 }

@@ -1,8 +1,8 @@
 package io.steelyard.cli;
 
 import com.google.gson.stream.JsonWriter;
-import io.steelyard.agent.RegisteredInstance;
 import io.steelyard.registry.DecodedValue;
+import io.steelyard.registry.admin.RegisteredInstance;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -57,7 +57,7 @@ final class ListCommand extends CliCommand {
     } else {
       printTable(out(), instances);
     }
-    return SteelyardCli.EXIT_OK;
+    return ExitCodes.OK;
   }
 
   private void printTable(PrintWriter out, List<RegisteredInstance> instances) {

@@ -93,12 +93,12 @@ final class RegisterCommand extends CliCommand {
     checkService(service);
     checkAddress(address);
     int w = checkWeight(weight);
-    Map<String, String> metadata = SteelyardCli.usage(spec, this::parseMeta);
+    Map<String, String> metadata = Usage.check(spec, this::parseMeta);
     SteelyardCli cli = cli();
-    SteelyardCli.ConnectionSettings settings = cli.settings(spec);
+    ConnectionSettings settings = settings();
     Duration timeout = cli.timeout();
     ServiceRegistration registration =
-        SteelyardCli.usage(
+        Usage.check(
             spec,
             () -> {
               ServiceRegistrationBuilder b =
@@ -133,7 +133,7 @@ final class RegisterCommand extends CliCommand {
       cli.stopSignal().await();
       registration.close();
       out().println("deregistered " + registration.key() + " (lease revoked)");
-      return SteelyardCli.EXIT_OK;
+      return ExitCodes.OK;
     } finally {
       registration.close();
       try {

@@ -3,10 +3,10 @@ package io.steelyard.cli;
 import static java.util.Objects.requireNonNull;
 
 import io.etcd.jetcd.Client;
-import io.steelyard.agent.InstanceStore;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.KeyLayout;
 import io.steelyard.registry.RegistryException;
+import io.steelyard.registry.admin.InstanceStore;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -27,9 +27,9 @@ import picocli.CommandLine;
  * a browser) for instances
  * registered in etcd.
  *
- * <p>Exit codes: {@value #EXIT_OK} success; {@value #EXIT_FAILED} the operation failed (not
- * registered, etcd unreachable within {@code --timeout}, revision conflict), with a one-line
- * reason on stderr; {@value #EXIT_USAGE} usage error (bad service name, address, weight, unknown
+ * <p>Exit codes ({@link ExitCodes}): 0 success; 1 the operation failed (not registered, etcd
+ * unreachable within {@code --timeout}, revision conflict), with a one-line reason on stderr; 2
+ * usage error (bad service name, address, weight, unknown
  * option). Every input is validated before etcd is contacted, so bad input never touches etcd.
  *
  * <pre>{@code
@@ -70,13 +70,6 @@ import picocli.CommandLine;
       ConsoleCommand.class,
     })
 public final class SteelyardCli implements Callable<Integer> {
-
-  static final int EXIT_OK = 0;
-  static final int EXIT_FAILED = 1;
-  static final int EXIT_USAGE = 2;
-
-  /** Default for {@code --timeout}. */
-  static final String DEFAULT_TIMEOUT = "5s";
 
   @Option(
       names = "--endpoints",
@@ -135,7 +128,7 @@ public final class SteelyardCli implements Callable<Integer> {
       names = "--timeout",
       paramLabel = "DURATION",
       scope = ScopeType.INHERIT,
-      defaultValue = DEFAULT_TIMEOUT,
+      defaultValue = CliDefaults.TIMEOUT,
       converter = DurationConverter.class,
       description = {
         "How long to wait for etcd per request before",
@@ -156,15 +149,19 @@ public final class SteelyardCli implements Callable<Integer> {
   private final PrintWriter err;
   private final Map<String, String> env;
   private final StopSignal stop;
+  private final WriteRunner writeRunner;
 
   @Nullable private Client client;
   @Nullable private ConnectionSettings settings;
 
-  SteelyardCli(PrintWriter out, PrintWriter err, Map<String, String> env, StopSignal stop) {
+  SteelyardCli(
+      PrintWriter out, PrintWriter err, Map<String, String> env, StopSignal stop,
+      WriteRunner writeRunner) {
     this.out = requireNonNull(out, "out");
     this.err = requireNonNull(err, "err");
     this.env = requireNonNull(env, "env");
     this.stop = requireNonNull(stop, "stop");
+    this.writeRunner = requireNonNull(writeRunner, "writeRunner");
   }
 
   public static void main(String[] args) {
@@ -209,7 +206,14 @@ public final class SteelyardCli implements Callable<Integer> {
 
   static int run(
       PrintWriter out, PrintWriter err, Map<String, String> env, StopSignal stop, String... args) {
-    SteelyardCli cli = new SteelyardCli(out, err, env, stop);
+    return run(out, err, env, stop, WriteRunner.STORE, args);
+  }
+
+  /** {@link #run}, with the write commands carried out by {@code writeRunner}. */
+  static int run(
+      PrintWriter out, PrintWriter err, Map<String, String> env, StopSignal stop,
+      WriteRunner writeRunner, String... args) {
+    SteelyardCli cli = new SteelyardCli(out, err, env, stop, writeRunner);
     try {
       return commandLine(cli).execute(args);
     } catch (RuntimeException | LinkageError e) {
@@ -245,7 +249,7 @@ public final class SteelyardCli implements Callable<Integer> {
     }
     String name = e.getCommandLine().getCommandSpec().qualifiedName();
     err.println("Run '" + name + " --help' for usage.");
-    return EXIT_USAGE;
+    return ExitCodes.USAGE;
   }
 
   int handleFailure(Throwable e) {
@@ -259,7 +263,7 @@ public final class SteelyardCli implements Callable<Integer> {
     } else if (!(e instanceof RegistryException)) {
       err.println("(run with --verbose for the stack trace)");
     }
-    return EXIT_FAILED;
+    return ExitCodes.FAILED;
   }
 
   /**
@@ -302,7 +306,7 @@ public final class SteelyardCli implements Callable<Integer> {
    * usage error (exit 2) of {@code command}.
    */
   ConnectionSettings settings(CommandSpec command) {
-    return usage(
+    return Usage.check(
         command,
         () -> {
           KeyLayout layout = KeyLayout.of(prefix);
@@ -334,9 +338,14 @@ public final class SteelyardCli implements Callable<Integer> {
     return client;
   }
 
-  /** The store every read and rewrite goes through (the agent's code path). */
+  /** The store every read and rewrite goes through (the operator's path every tool shares). */
   InstanceStore store(ConnectionSettings settings) {
     return new InstanceStore(client(settings), settings.layout(), timeout);
+  }
+
+  /** How the write commands carry out their write. */
+  WriteRunner writeRunner() {
+    return writeRunner;
   }
 
   /**
@@ -358,18 +367,6 @@ public final class SteelyardCli implements Callable<Integer> {
       Thread.currentThread().interrupt();
     }
   }
-
-  /** Runs {@code check}; an {@link IllegalArgumentException} becomes a usage error of {@code command}. */
-  static <T> T usage(CommandSpec command, java.util.function.Supplier<T> check) {
-    try {
-      return check.get();
-    } catch (IllegalArgumentException e) {
-      throw new ParameterException(command.commandLine(), e.getMessage(), e);
-    }
-  }
-
-  /** Validated connection options: where etcd is and which key prefix to use. */
-  record ConnectionSettings(EtcdConnection connection, KeyLayout layout) {}
 
   static final class Version implements CommandLine.IVersionProvider {
     @Override

@@ -1,9 +1,9 @@
 package io.steelyard.cli;
 
 import com.google.gson.stream.JsonWriter;
-import io.steelyard.agent.InstanceStore;
-import io.steelyard.agent.RegisteredInstance;
 import io.steelyard.registry.DecodedValue;
+import io.steelyard.registry.admin.InstanceStore;
+import io.steelyard.registry.admin.RegisteredInstance;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -90,7 +90,7 @@ final class TopCommand extends CliCommand {
     }
     while (true) {
       if (stop.await(interval)) {
-        return SteelyardCli.EXIT_OK;
+        return ExitCodes.OK;
       }
       List<RegisteredInstance> instances = store.list(service, false);
       Map<String, Scrape> now = scrapeAll(instances);
@@ -106,7 +106,7 @@ final class TopCommand extends CliCommand {
       }
       out.flush();
       if (once) {
-        return SteelyardCli.EXIT_OK;
+        return ExitCodes.OK;
       }
       previous = now;
     }

@@ -1,9 +1,8 @@
 package io.steelyard.cli;
 
-import io.steelyard.agent.RegisteredInstance;
-import java.util.OptionalInt;
+import io.steelyard.registry.admin.InstanceWrite;
+import javax.annotation.Nullable;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 @Command(
@@ -20,9 +19,7 @@ import picocli.CommandLine.Option;
       "  steelyard undrain greeter 10.0.0.7:50051",
       "  steelyard undrain greeter 10.0.0.7:50051 --weight 3"
     })
-final class UndrainCommand extends CliCommand {
-
-  @Mixin InstanceArgs instance;
+final class UndrainCommand extends WriteCommand {
 
   @Option(
       names = {"-w", "--weight"},
@@ -31,24 +28,13 @@ final class UndrainCommand extends CliCommand {
         "Weight to restore (0..1000000) instead of",
         "the one recorded by drain. Example: --weight 3"
       })
+  @Nullable
   Long weight;
 
   @Override
-  public Integer call() {
-    checkInstance(instance);
-    String service = instance.service;
-    String address = instance.address;
-    OptionalInt w = weight == null ? OptionalInt.empty() : OptionalInt.of(checkWeight(weight));
-    var store = store();
-    RegisteredInstance before = store.require(service, address);
-    int old = before.acceptedOrThrow().weight();
-    RegisteredInstance after = store.undrain(before, w);
-    int now = after.acceptedOrThrow().weight();
-    if (old != 0 && w.isEmpty()) {
-      out().println(address + " is not drained (weight " + old + "); nothing changed");
-    } else {
-      out().println(address + " weight " + old + " -> " + now);
-    }
-    return SteelyardCli.EXIT_OK;
+  InstanceWrite write(String service, String address) {
+    return weight == null
+        ? InstanceWrite.undrain(service, address)
+        : InstanceWrite.undrain(service, address, weight);
   }
 }

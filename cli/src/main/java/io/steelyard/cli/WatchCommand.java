@@ -66,12 +66,12 @@ final class WatchCommand extends CliCommand {
   public Integer call() {
     checkService(service);
     if (count != null && count < 1) {
-      SteelyardCli.usage(spec, () -> {
+      Usage.check(spec, () -> {
         throw new IllegalArgumentException("count: " + count + " (expected: >= 1)");
       });
     }
     SteelyardCli cli = cli();
-    SteelyardCli.ConnectionSettings settings = cli.settings(spec);
+    ConnectionSettings settings = settings();
     cli.noteConnection(settings);
     KeyLayout layout = settings.layout();
     WatchLines lines = new WatchLines(layout, service);
@@ -115,7 +115,7 @@ final class WatchCommand extends CliCommand {
         finish(); // before the watcher closes, which a snapshot on its way may race
       }
     }
-    return SteelyardCli.EXIT_OK;
+    return ExitCodes.OK;
   }
 
   /** From now on a snapshot still on its way prints nothing: the command's output is complete. */

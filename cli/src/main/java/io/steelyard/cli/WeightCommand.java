@@ -1,10 +1,7 @@
 package io.steelyard.cli;
 
-import com.google.common.annotations.VisibleForTesting;
-import io.steelyard.agent.RegisteredInstance;
 import io.steelyard.registry.DecodedValue;
-import java.util.function.Consumer;
-import javax.annotation.Nullable;
+import io.steelyard.registry.admin.InstanceWrite;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.ParameterException;
@@ -43,7 +40,7 @@ final class WeightCommand extends CliCommand {
       String address = instance.address;
       DecodedValue.Accepted value = store().require(service, address).acceptedOrThrow();
       out().println(value.weight());
-      return SteelyardCli.EXIT_OK;
+      return ExitCodes.OK;
     }
   }
 
@@ -58,34 +55,13 @@ final class WeightCommand extends CliCommand {
         "no key is ever created."
       },
       footer = {"", "Example:", "  steelyard weight set greeter 10.0.0.7:50051 8"})
-  static final class Set extends CliCommand {
-    /**
-     * Runs between reading the instance and writing it back, so a test can change the key in
-     * that window and see the revision guard refuse the write. Null outside tests.
-     */
-    @VisibleForTesting @Nullable static volatile Consumer<RegisteredInstance> afterReadForTest;
-
-    @Mixin InstanceArgs instance;
-
+  static final class Set extends WriteCommand {
     @Parameters(index = "2", paramLabel = "WEIGHT", description = "0..1000000; 0 drains.")
     long weight;
 
     @Override
-    public Integer call() {
-      checkInstance(instance);
-      String service = instance.service;
-      String address = instance.address;
-      int w = checkWeight(weight);
-      var store = store();
-      RegisteredInstance before = store.require(service, address);
-      int old = before.acceptedOrThrow().weight();
-      Consumer<RegisteredInstance> hook = afterReadForTest;
-      if (hook != null) {
-        hook.accept(before);
-      }
-      store.setWeight(before, w);
-      out().println(address + " weight " + old + " -> " + w);
-      return SteelyardCli.EXIT_OK;
+    InstanceWrite write(String service, String address) {
+      return InstanceWrite.setWeight(service, address, weight);
     }
   }
 }

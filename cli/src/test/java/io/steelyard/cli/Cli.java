@@ -18,25 +18,35 @@ final class Cli {
   }
 
   private final Map<String, String> env;
+  private final WriteRunner writeRunner;
 
-  private Cli(Map<String, String> env) {
+  private Cli(Map<String, String> env, WriteRunner writeRunner) {
     this.env = env;
+    this.writeRunner = writeRunner;
   }
 
   /** A CLI that finds etcd through {@code STEELYARD_ETCD_ENDPOINTS}, as an operator's shell would. */
   static Cli withEndpoints(String endpoints) {
-    return new Cli(Map.of("STEELYARD_ETCD_ENDPOINTS", endpoints));
+    return new Cli(Map.of("STEELYARD_ETCD_ENDPOINTS", endpoints), WriteRunner.STORE);
   }
 
   static Cli withEnv(Map<String, String> env) {
-    return new Cli(env);
+    return new Cli(env, WriteRunner.STORE);
+  }
+
+  /** This CLI with its write commands carried out by {@code writeRunner}. */
+  Cli withWriteRunner(WriteRunner writeRunner) {
+    return new Cli(env, writeRunner);
   }
 
   Result run(String... args) {
     StringWriter out = new StringWriter();
     StringWriter err = new StringWriter();
     long t0 = System.nanoTime();
-    int code = SteelyardCli.run(new PrintWriter(out, true), new PrintWriter(err, true), env, args);
+    int code =
+        SteelyardCli.run(
+            new PrintWriter(out, true), new PrintWriter(err, true), env, StopSignal.onInterrupt(),
+            writeRunner, args);
     Duration took = Duration.ofNanos(System.nanoTime() - t0);
     return new Result(code, out.toString(), err.toString(), took);
   }

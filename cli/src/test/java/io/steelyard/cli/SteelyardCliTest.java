@@ -233,7 +233,7 @@ class SteelyardCliTest {
   private static SteelyardCli newCliAtPort9(StringWriter err) {
     SteelyardCli steelyard = newCli(err);
     steelyard.noteConnection(
-        new SteelyardCli.ConnectionSettings(
+        new ConnectionSettings(
             io.steelyard.registry.EtcdConnection.of("http://127.0.0.1:9"),
             io.steelyard.registry.KeyLayout.defaults()));
     return steelyard;
@@ -244,6 +244,7 @@ class SteelyardCliTest {
         new PrintWriter(new StringWriter(), true),
         new PrintWriter(err, true),
         Map.of(),
-        StopSignal.onInterrupt());
+        StopSignal.onInterrupt(),
+        WriteRunner.STORE);
   }
 }

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
 import io.steelyard.agent.ServiceRegistration;
+import io.steelyard.registry.admin.RegisteredInstance;
 import io.steelyard.testkit.EtcdCluster;
 import java.time.Duration;
 import org.junit.jupiter.api.AfterAll;
@@ -126,14 +127,14 @@ class WeightCommandsIT {
   void setThatLosesARaceExitsOneAndKeepsTheOtherWrite() {
     long lease = keys.grant(60);
     keys.put(key("10.0.0.7:50051"), "10.0.0.7:50051|5", lease);
-    WeightCommand.Set.afterReadForTest =
-        read -> keys.put(key("10.0.0.7:50051"), "10.0.0.7:50051|6", lease);
-    Cli.Result r;
-    try {
-      r = cli.run("weight", "set", service, "10.0.0.7:50051", "8");
-    } finally {
-      WeightCommand.Set.afterReadForTest = null;
-    }
+    // Another writer changes the key between the command's read and its guarded write.
+    Cli racing = cli.withWriteRunner((store, write) -> {
+      RegisteredInstance read = store.require(write.service(), write.address());
+      keys.put(key("10.0.0.7:50051"), "10.0.0.7:50051|6", lease);
+      return store.apply(write, read);
+    });
+
+    Cli.Result r = racing.run("weight", "set", service, "10.0.0.7:50051", "8");
 
     assertThat(r.exitCode()).isEqualTo(1);
     assertThat(r.err().lines().toList()).hasSize(1);

@@ -2,19 +2,18 @@ package io.steelyard.console;
 
 import static java.util.Objects.requireNonNull;
 
-import io.steelyard.agent.InstanceStore;
-import io.steelyard.agent.RegisteredInstance;
 import io.steelyard.registry.Validation;
+import io.steelyard.registry.admin.InstanceStore;
+import io.steelyard.registry.admin.InstanceWrite;
 import java.time.Clock;
 import java.util.Locale;
-import java.util.OptionalInt;
 import javax.annotation.Nullable;
 
 /**
  * The console's writes: {@code weight set}, {@code drain}, {@code undrain} and {@code deregister}
- * exactly as the CLI runs them — the same input checks (and messages) before etcd is contacted,
- * the same {@link InstanceStore} calls (read, then a rewrite guarded by the mod revision, keeping
- * lease and format), the same one-line outcome. Every attempt, refused or not, goes to the {@link
+ * exactly as the CLI runs them: the same {@link InstanceWrite} (its input checks and messages
+ * before etcd is contacted), carried out by the same {@link InstanceStore#apply} (a rewrite
+ * guarded by the mod revision, keeping lease and format), the same one-line outcome. Every attempt, refused or not, goes to the {@link
  * EventLog}.
  *
  * <p>Threading: thread-safe; each call blocks its caller for at most the store's timeout per etcd
@@ -61,80 +60,44 @@ final class Actions {
 
   private String perform(Request r) {
     String action = r.action() == null ? "" : r.action().toLowerCase(Locale.ROOT);
-    // Every input is checked before etcd is contacted, as the CLI does: bad input writes nothing.
+    // Every input is checked (by InstanceWrite, as for the CLI) before etcd is contacted: bad
+    // input writes nothing.
+    InstanceWrite write;
     switch (action) {
       case "weight":
-        return setWeight(checkInstance(r), r.address(), weight(r.weight()));
+        write = InstanceWrite.setWeight(r.service(), r.address(), weight(r.weight()));
+        break;
       case "drain":
-        return drain(checkInstance(r), r.address());
+        write = InstanceWrite.drain(r.service(), r.address());
+        break;
       case "undrain":
-        return undrain(checkInstance(r), r.address(),
+        write =
             r.weight() == null || r.weight().isBlank()
-                ? OptionalInt.empty() : OptionalInt.of(weight(r.weight())));
+                ? InstanceWrite.undrain(r.service(), r.address())
+                : InstanceWrite.undrain(r.service(), r.address(), weight(r.weight()));
+        break;
       case "deregister":
-        return deregister(checkInstance(r), r.address());
+        write = InstanceWrite.deregister(r.service(), r.address());
+        break;
       default:
         throw new IllegalArgumentException(
             "action: " + Validation.quote(r.action())
                 + " (expected: weight, drain, undrain or deregister)");
     }
+    return store.apply(write).message();
   }
 
-  private static String checkInstance(Request r) {
-    Validation.checkServiceName(r.service());
-    Validation.checkAddress(r.address());
-    return r.service();
-  }
-
-  /** The weight as typed; out of range is refused with the CLI's message. */
-  static int weight(@Nullable String typed) {
+  /**
+   * The weight as typed. Text that is no number is refused in the words of the range check, which
+   * {@link InstanceWrite} then applies to a number as it does for the CLI.
+   */
+  static long weight(@Nullable String typed) {
     String t = typed == null ? "" : typed.strip();
-    long w;
     try {
-      w = Long.parseLong(t);
+      return Long.parseLong(t);
     } catch (NumberFormatException e) {
       throw new IllegalArgumentException(
           "weight: " + Validation.quote(t) + " (expected: 0.." + Validation.MAX_WEIGHT + ")");
     }
-    return Validation.checkWeight(w);
-  }
-
-  private String setWeight(String service, String address, int w) {
-    RegisteredInstance before = store.require(service, address);
-    int old = before.acceptedOrThrow().weight();
-    store.setWeight(before, w);
-    return address + " weight " + old + " -> " + w;
-  }
-
-  private String drain(String service, String address) {
-    RegisteredInstance current = store.require(service, address);
-    int before = current.acceptedOrThrow().weight();
-    RegisteredInstance after = store.drain(current);
-    if (before != 0 && after.drainedFromWeight() >= 0) {
-      return address + " drained: weight " + after.drainedFromWeight() + " -> 0"
-          + " (undrain restores " + after.drainedFromWeight() + ")";
-    }
-    return address + " was already drained (weight 0"
-        + (after.drainedFromWeight() >= 0 ? "; undrain restores " + after.drainedFromWeight() : "")
-        + ")";
-  }
-
-  private String undrain(String service, String address, OptionalInt w) {
-    RegisteredInstance before = store.require(service, address);
-    int old = before.acceptedOrThrow().weight();
-    RegisteredInstance after = store.undrain(before, w);
-    int now = after.acceptedOrThrow().weight();
-    if (old != 0 && w.isEmpty()) {
-      return address + " is not drained (weight " + old + "); nothing changed";
-    }
-    return address + " weight " + old + " -> " + now;
-  }
-
-  private String deregister(String service, String address) {
-    String key = store.layout().instanceKey(service, address);
-    if (!store.delete(service, address)) {
-      throw store.notRegistered(service, address);
-    }
-    return "deleted " + key;
   }
 }

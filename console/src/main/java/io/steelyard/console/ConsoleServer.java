@@ -8,7 +8,7 @@ import com.sun.net.httpserver.HttpServer;
 import com.sun.net.httpserver.HttpsConfigurator;
 import com.sun.net.httpserver.HttpsServer;
 import io.etcd.jetcd.Client;
-import io.steelyard.agent.InstanceStore;
+import io.steelyard.registry.admin.InstanceStore;
 import io.steelyard.discovery.ServiceWatcher;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.KeyLayout;

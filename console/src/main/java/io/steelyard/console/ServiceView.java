@@ -4,8 +4,8 @@ import static java.util.Objects.requireNonNull;
 
 import com.google.gson.JsonArray;
 import com.google.gson.JsonObject;
-import io.steelyard.agent.InstanceStore;
-import io.steelyard.agent.RegisteredInstance;
+import io.steelyard.registry.admin.InstanceStore;
+import io.steelyard.registry.admin.RegisteredInstance;
 import io.steelyard.discovery.ServiceWatcher;
 import io.steelyard.discovery.Snapshot;
 import io.steelyard.registry.DecodedValue;

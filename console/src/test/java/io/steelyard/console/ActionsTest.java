@@ -4,12 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.steelyard.registry.Validation;
+import io.steelyard.registry.admin.InstanceWrite;
 import org.junit.jupiter.api.Test;
 
 class ActionsTest {
 
   @Test
-  void weightInRangeIsAccepted() {
+  void typedWeightIsReadAsANumber() {
     assertThat(Actions.weight(" 8 ")).isEqualTo(8);
     assertThat(Actions.weight("0")).isZero();
     assertThat(Actions.weight("1000000")).isEqualTo(Validation.MAX_WEIGHT);
@@ -24,7 +25,9 @@ class ActionsTest {
       } catch (IllegalArgumentException e) {
         cli = e.getMessage();
       }
-      assertThatThrownBy(() -> Actions.weight(Long.toString(w)))
+      assertThatThrownBy(
+              () -> InstanceWrite.setWeight("greeter", "10.0.0.7:50051",
+                  Actions.weight(Long.toString(w))))
           .isInstanceOf(IllegalArgumentException.class)
           .hasMessage(cli);
     }

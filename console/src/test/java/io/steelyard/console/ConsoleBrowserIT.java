@@ -5,8 +5,9 @@ import static org.awaitility.Awaitility.await;
 
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
-import io.steelyard.agent.InstanceStore;
-import io.steelyard.agent.RegisteredInstance;
+import io.steelyard.registry.admin.InstanceStore;
+import io.steelyard.registry.admin.InstanceWrite;
+import io.steelyard.registry.admin.RegisteredInstance;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.KeyLayout;
 import io.steelyard.registry.Validation;
@@ -186,8 +187,7 @@ class ConsoleBrowserIT {
         "4"::equals);
 
     // What `steelyard weight set search 10.0.9.1:8443 12` runs.
-    RegisteredInstance before = store.require("search", "10.0.9.1:8443");
-    store.setWeight(before, 12);
+    store.apply(InstanceWrite.setWeight("search", "10.0.9.1:8443", 12));
 
     within(Duration.ofSeconds(2)).untilAsserted(() -> {
       assertThat(row("10.0.9.1:8443").getAttribute("data-weight")).isEqualTo("12");

@@ -1,6 +1,7 @@
 package io.steelyard.examples;
 
 import static com.google.common.base.Preconditions.checkArgument;
+import static com.google.common.base.Preconditions.checkState;
 import static java.util.Objects.requireNonNull;
 
 import com.google.common.collect.ImmutableList;
@@ -17,8 +18,10 @@ import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.Validation;
 import java.net.URI;
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
 import java.util.stream.Collectors;
@@ -190,7 +193,7 @@ public final class GreeterClient implements AutoCloseable {
     }
   }
 
-  /** Client settings. */
+  /** Client settings; a setting given twice is refused ({@link IllegalStateException}). */
   public static final class Builder {
     private final String target;
     private String policy = DEFAULT_POLICY;
@@ -200,8 +203,15 @@ public final class GreeterClient implements AutoCloseable {
     @Nullable private BalancerMetrics metrics;
     private Duration deadline = Duration.ofMillis(DEFAULT_DEADLINE_MILLIS);
 
+    private final Set<String> given = new HashSet<>();
+
     private Builder(String target) {
       this.target = target;
+    }
+
+    /** The project's rule for builders: a setting given twice is a mistake, refused at once. */
+    private void once(String setting) {
+      checkState(given.add(setting), "%s already set", setting);
     }
 
     /**
@@ -209,35 +219,41 @@ public final class GreeterClient implements AutoCloseable {
      * weighted_least_request}, or any policy on the classpath.
      */
     public Builder policy(String policy) {
+      once("policy");
       this.policy = requireNonNull(policy, "policy");
       return this;
     }
 
     /** A retry policy for calls that fail UNAVAILABLE (up to 5 attempts); default true. */
     public Builder retry(boolean retry) {
+      once("retry");
       this.retry = retry;
       return this;
     }
 
     /** Client-side {@code grpc.health.v1} checking; default true. */
     public Builder healthCheck(boolean healthCheck) {
+      once("healthCheck");
       this.healthCheck = healthCheck;
       return this;
     }
 
     /** The health service asked about; default {@code ""}, the overall status. */
     public Builder healthService(String healthService) {
+      once("healthService");
       this.healthService = requireNonNull(healthService, "healthService");
       return this;
     }
 
     /** Meters for the channel's balancer and calls ({@link BalancerMetrics#configure}). */
     public Builder metrics(BalancerMetrics metrics) {
+      once("metrics");
       this.metrics = requireNonNull(metrics, "metrics");
       return this;
     }
 
     public Builder deadline(Duration deadline) {
+      once("deadline");
       checkArgument(!deadline.isNegative() && !deadline.isZero(), "deadline: %s (expected: > 0)", deadline);
       this.deadline = deadline;
       return this;

@@ -6,8 +6,6 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.steelyard.agent.InstanceStore;
-import io.steelyard.agent.RegisteredInstance;
 import io.steelyard.balancer.BalancerMetrics;
 import io.steelyard.balancer.EndpointState;
 import io.steelyard.discovery.DiscoveryMetrics;
@@ -16,6 +14,8 @@ import io.steelyard.registry.DecodedValue;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.KeyLayout;
 import io.steelyard.registry.Validation;
+import io.steelyard.registry.admin.InstanceStore;
+import io.steelyard.registry.admin.RegisteredInstance;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -33,10 +33,10 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
 import javax.annotation.Nullable;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
+import picocli.CommandLine;
 
 /**
  * {@code bin/greeter-client}: sends N calls through {@code etcd://.../SERVICE} and prints, per

@@ -21,7 +21,9 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -336,7 +338,10 @@ public final class GreeterServer implements AutoCloseable {
     }
   }
 
-  /** Configuration; every setting has a default except what etcd needs. */
+  /**
+   * Configuration; every setting has a default except what etcd needs. A setting given twice is
+   * refused ({@link IllegalStateException}).
+   */
   public static final class Builder {
     EtcdConnection connection = EtcdConnection.fromEnvironment();
     String service = "greeter";
@@ -349,8 +354,14 @@ public final class GreeterServer implements AutoCloseable {
     Duration grace = Duration.ofMillis(DEFAULT_GRACE_MILLIS);
     Duration registerTimeout = Duration.ofSeconds(30);
     int metricsPort = -1;
+    private final Set<String> given = new HashSet<>();
 
     Builder() {}
+
+    /** The project's rule for builders: a setting given twice is a mistake, refused at once. */
+    private void once(String setting) {
+      checkState(given.add(setting), "%s already set", setting);
+    }
 
     /**
      * Serve the meters of the agent and of the calls answered at {@code
@@ -358,6 +369,7 @@ public final class GreeterServer implements AutoCloseable {
      * metadata (key {@code metrics}); default: no metrics.
      */
     public Builder metricsPort(int port) {
+      once("metricsPort");
       checkArgument(port >= 0 && port <= 65535, "metricsPort: %s (expected: 0..65535)", port);
       this.metricsPort = port;
       return this;
@@ -370,53 +382,62 @@ public final class GreeterServer implements AutoCloseable {
 
     /** How to reach etcd, with auth and TLS as needed; default {@code STEELYARD_ETCD_ENDPOINTS}. */
     public Builder connection(EtcdConnection connection) {
+      once("connection");
       this.connection = requireNonNull(connection, "connection");
       return this;
     }
 
     /** Service name to register under; default {@code greeter}. */
     public Builder service(String service) {
+      once("service");
       this.service = Validation.checkServiceName(service);
       return this;
     }
 
     /** Host to listen on and advertise; default {@value #DEFAULT_HOST}. */
     public Builder host(String host) {
+      once("host");
       this.host = requireNonNull(host, "host");
       return this;
     }
 
     /** Port to listen on; 0 (the default) picks any free port. */
     public Builder port(int port) {
+      once("port");
       checkArgument(port >= 0 && port <= 65535, "port: %s (expected: 0..65535)", port);
       this.port = port;
       return this;
     }
 
     public Builder weight(int weight) {
+      once("weight");
       this.weight = Validation.checkWeight(weight);
       return this;
     }
 
     /** Whether to register in etcd; {@code false} serves only (e.g. behind a CLI sidecar). */
     public Builder register(boolean register) {
+      once("register");
       this.register = register;
       return this;
     }
 
     public Builder ttl(Duration ttl) {
+      once("ttl");
       checkArgument(ttl.getSeconds() >= 2, "ttl: %s (expected: >= 2s)", ttl);
       this.ttl = ttl;
       return this;
     }
 
     public Builder drainDelay(Duration drainDelay) {
+      once("drainDelay");
       checkArgument(!drainDelay.isNegative(), "drainDelay: %s (expected: >= 0)", drainDelay);
       this.drainDelay = drainDelay;
       return this;
     }
 
     public Builder grace(Duration grace) {
+      once("grace");
       checkArgument(!grace.isNegative(), "grace: %s (expected: >= 0)", grace);
       this.grace = grace;
       return this;
@@ -424,6 +445,7 @@ public final class GreeterServer implements AutoCloseable {
 
     /** How long {@link GreeterServer#start()} waits for the key to be in etcd; default 30 s. */
     public Builder registerTimeout(Duration registerTimeout) {
+      once("registerTimeout");
       checkArgument(!registerTimeout.isNegative() && !registerTimeout.isZero(),
           "registerTimeout: %s (expected: > 0)", registerTimeout);
       this.registerTimeout = registerTimeout;

@@ -65,4 +65,14 @@ class GreeterServerTest {
     assertThatThrownBy(() -> GreeterServer.builder().weight(-1)).hasMessageContaining("-1");
     assertThatThrownBy(() -> GreeterServer.builder().ttl(Duration.ofSeconds(1))).hasMessageContaining("ttl");
   }
+
+  @Test
+  void aSettingGivenTwiceIsRefused() {
+    GreeterServer.Builder server = GreeterServer.builder().weight(2);
+    assertThatThrownBy(() -> server.weight(3))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessage("weight already set");
+    GreeterClient.Builder client = GreeterClient.builder("http://127.0.0.1:1", "greeter").retry(false);
+    assertThatThrownBy(() -> client.retry(true)).hasMessage("retry already set");
+  }
 }

@@ -4,11 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.etcd.jetcd.Client;
-import io.steelyard.agent.InstanceStore;
 import io.steelyard.examples.GreeterClient;
 import io.steelyard.examples.GreeterServer;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.KeyLayout;
+import io.steelyard.registry.admin.InstanceStore;
 import io.steelyard.testkit.EtcdCluster;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;

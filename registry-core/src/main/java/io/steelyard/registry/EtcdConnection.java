@@ -160,6 +160,11 @@ public final class EtcdConnection {
   /**
    * Builds a jetcd client for this cluster. Connecting is lazy (jetcd dials on first use), so this
    * does not fail when etcd is down; the caller owns the client and closes it.
+   *
+   * <p>Why a jetcd {@link Client}: it is the handle the caller shares with every steelyard part
+   * that takes one ({@code ServiceRegistration.builder(Client, ...)}, {@code SharedLease}, {@code
+   * InstanceStore}) and uses for etcd calls of its own; wrapping it would hide the API a caller
+   * needs for those without replacing any of it.
    */
   public Client connect() {
     ClientBuilder b =

@@ -13,7 +13,12 @@ import java.util.Optional;
  * KeyLayout keys = KeyLayout.defaults();              // prefix "/services"
  * keys.servicePrefix("greeter");                      // "/services/greeter/"
  * keys.instanceKey("greeter", "10.0.0.7:50051");      // "/services/greeter/10.0.0.7:50051"
+ * keys.drainNoteKey("greeter", "10.0.0.7:50051");     // "/services/.drained/greeter/10.0.0.7:50051"
  * }</pre>
+ *
+ * <p>The drain notes ({@link #drainNoteKey}) live under {@code <prefix>/.drained/}: {@code
+ * .drained} can never be a service name (a name starts with a letter or digit), so no listing of a
+ * service's prefix ever sees them.
  *
  * <p>Every method validates its service name and address first, so a bad name can never reach
  * another service's keys. Immutable and thread-safe.
@@ -22,6 +27,9 @@ public final class KeyLayout {
 
   /** The default key prefix, {@value}. */
   public static final String DEFAULT_PREFIX = "/services";
+
+  /** The segment under the prefix that holds the drain notes. */
+  private static final String DRAIN_NOTES = "/.drained/";
 
   private static final KeyLayout DEFAULTS = new KeyLayout(DEFAULT_PREFIX);
 
@@ -56,6 +64,25 @@ public final class KeyLayout {
   public String instanceKey(String service, String address) {
     Validation.checkAddress(address);
     return servicePrefix(service) + address;
+  }
+
+  /**
+   * {@code <prefix>/.drained/<service>/}: the prefix of {@code service}'s drain notes, one per
+   * drained instance, named by the instance part of its key.
+   */
+  public String drainNotePrefix(String service) {
+    Validation.checkServiceName(service);
+    return prefix + DRAIN_NOTES + service + "/";
+  }
+
+  /**
+   * {@code <prefix>/.drained/<service>/<address>}: the drain note of one instance. {@code drain}
+   * writes the weight it replaced there, on the instance's lease (so the note expires with the
+   * instance); {@code undrain} restores it, and any other write of the weight removes it.
+   */
+  public String drainNoteKey(String service, String address) {
+    Validation.checkAddress(address);
+    return drainNotePrefix(service) + address;
   }
 
   /** {@link #servicePrefix} as bytes for jetcd. */

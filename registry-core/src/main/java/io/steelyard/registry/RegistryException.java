@@ -16,7 +16,7 @@ import javax.annotation.Nullable;
  *
  * <pre>{@code
  * try {
- *   store.setWeight("greeter", "10.0.0.7:50051", 8);
+ *   store.apply(InstanceWrite.setWeight("greeter", "10.0.0.7:50051", 8));
  * } catch (RegistryException e) {
  *   if (e.kind().refused()) {
  *     log.error("fix the etcd credentials or role: {}", e.getMessage());

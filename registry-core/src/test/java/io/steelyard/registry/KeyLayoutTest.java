@@ -16,6 +16,17 @@ class KeyLayoutTest {
   }
 
   @Test
+  void drainNotesLieOutsideEveryServicePrefix() {
+    KeyLayout keys = KeyLayout.of("/registry");
+    assertThat(keys.drainNoteKey("greeter", "10.0.0.7:50051"))
+        .isEqualTo("/registry/.drained/greeter/10.0.0.7:50051")
+        .startsWith(keys.drainNotePrefix("greeter"))
+        .doesNotStartWith(keys.servicePrefix("greeter"));
+    assertThatThrownBy(() -> keys.drainNoteKey("greeter", "h:1/../x"))
+        .isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @Test
   void servicePrefixEndsWithSlashSoNamesDoNotOverlap() {
     KeyLayout keys = KeyLayout.defaults();
     assertThat(keys.instanceKey("greeter2", "h:1")).doesNotStartWith(keys.servicePrefix("greeter"));

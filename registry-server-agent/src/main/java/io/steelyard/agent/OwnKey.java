@@ -11,20 +11,23 @@ import io.etcd.jetcd.op.Op;
 import io.etcd.jetcd.options.DeleteOption;
 import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.options.PutOption;
+import io.steelyard.registry.DecodedValue;
 import io.steelyard.registry.KeyLayout;
 import io.steelyard.registry.RegistryException;
+import io.steelyard.registry.ValueCodec;
 import io.steelyard.registry.internal.EtcdCalls;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.OptionalInt;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 
 /**
  * A registration's own writes of its key, each a transaction guarded by the key's mod revision:
- * the registration put, the re-assertion after etcd went back in time, and the delete of one
- * registration of a shared lease. (Weight updates go through {@link InstanceStore}, the path the
- * CLI shares.)
+ * the registration put, the re-assertion after etcd went back in time, a new weight, and the
+ * delete of one registration of a shared lease. The registration always knows the revision it
+ * expects (from its own writes and its watch), so a write is one transaction with no read first.
  *
  * <p><b>Why guarded.</b> A write that timed out may still be applied later: a request held in a
  * silent connection reaches etcd when the partition heals. Unguarded, such a late put would
@@ -57,7 +60,7 @@ final class OwnKey {
     this.keyText = layout.instanceKey(service, address);
     this.key = ByteSequence.from(keyText, StandardCharsets.UTF_8);
     this.noteKey =
-        ByteSequence.from(InstanceStore.drainNoteKey(layout, service, address), StandardCharsets.UTF_8);
+        ByteSequence.from(layout.drainNoteKey(service, address), StandardCharsets.UTF_8);
   }
 
   ByteSequence bytes() {
@@ -102,6 +105,84 @@ final class OwnKey {
               long current = modRevisionOf(r.getGetResponses().get(0).getKvs());
               return put(calls, client, value, lease, current, conflicts + 1);
             });
+  }
+
+  /**
+   * Writes {@code value}, the registration's value with a new weight, with {@code lease}, and
+   * removes the drain note (a weight written ends a drain, as an operator's does), in one
+   * transaction guarded by {@code expectedModRevision}, the revision the registration holds.
+   * Completes with the revision of the put.
+   *
+   * <p>When the guard fails, the same transaction reads the key: gone, it fails with
+   * NOT_REGISTERED (a weight write never creates the key); held by another lease, with CONFLICT
+   * (someone else owns it now); under our lease, it is written again from the revision read, at
+   * most {@link #MAX_CONFLICTS} times, as a read-then-write would have, unless {@code onlyIfWeight}
+   * is given and etcd no longer holds that weight: then CONFLICT, nothing written (a weight source
+   * never overwrites someone else's weight).
+   */
+  CompletableFuture<Long> writeWeight(
+      EtcdCalls calls, Client client, byte[] value, long lease, long expectedModRevision,
+      OptionalInt onlyIfWeight) {
+    if (lease == 0 || expectedModRevision == 0) {
+      return CompletableFuture.failedFuture(
+          new RegistryException(
+              RegistryException.Kind.NOT_REGISTERED, keyText + " is not registered", null));
+    }
+    return writeWeight(
+        calls, client, ByteSequence.from(value), lease, expectedModRevision, onlyIfWeight, 0);
+  }
+
+  private CompletableFuture<Long> writeWeight(
+      EtcdCalls calls, Client client, ByteSequence value, long lease, long expected,
+      OptionalInt onlyIfWeight, int conflicts) {
+    PutOption withLease = PutOption.builder().withLeaseId(lease).build();
+    return calls.call(
+            "write the weight of " + keyText,
+            () ->
+                client.getKVClient()
+                    .txn()
+                    .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.modRevision(expected)))
+                    .Then(Op.put(key, value, withLease), Op.delete(noteKey, DeleteOption.DEFAULT))
+                    .Else(Op.get(key, GetOption.DEFAULT))
+                    .commit())
+        .thenCompose(
+            r -> {
+              if (r.isSucceeded()) {
+                return CompletableFuture.completedFuture(r.getHeader().getRevision());
+              }
+              List<KeyValue> kvs = r.getGetResponses().get(0).getKvs();
+              if (kvs.isEmpty()) {
+                return CompletableFuture.failedFuture(
+                    new RegistryException(
+                        RegistryException.Kind.NOT_REGISTERED,
+                        keyText + " is gone; the weight is not written", null));
+              }
+              KeyValue kv = kvs.get(0);
+              if (kv.getLease() != lease) {
+                return CompletableFuture.failedFuture(
+                    new RegistryException(
+                        RegistryException.Kind.CONFLICT,
+                        keyText + " is held by lease " + Long.toHexString(kv.getLease())
+                            + ", not ours; the weight is not written", null));
+              }
+              if (onlyIfWeight.isPresent() && !holdsWeight(kv, onlyIfWeight.getAsInt())) {
+                return CompletableFuture.failedFuture(
+                    new RegistryException(
+                        RegistryException.Kind.CONFLICT,
+                        keyText + " no longer holds weight " + onlyIfWeight.getAsInt()
+                            + "; not overwriting it", null));
+              }
+              if (conflicts + 1 >= MAX_CONFLICTS) {
+                return CompletableFuture.failedFuture(conflict(conflicts + 1));
+              }
+              return writeWeight(
+                  calls, client, value, lease, kv.getModRevision(), onlyIfWeight, conflicts + 1);
+            });
+  }
+
+  private static boolean holdsWeight(KeyValue kv, int weight) {
+    return ValueCodec.decode(kv.getValue().getBytes()) instanceof DecodedValue.Accepted a
+        && a.weight() == weight;
   }
 
   /**

@@ -1,6 +1,7 @@
 package io.steelyard.agent;
 
 import static com.google.common.base.Preconditions.checkArgument;
+import static com.google.common.base.Preconditions.checkState;
 import static java.util.Objects.requireNonNull;
 
 import io.grpc.Server;
@@ -10,11 +11,8 @@ import java.time.Duration;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import javax.annotation.Nullable;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Ties a {@link ServiceRegistration} to a grpc-java {@link Server}: registers once the server
@@ -35,28 +33,24 @@ import org.slf4j.LoggerFactory;
  * RegistrationHealth} says: SERVING while REGISTERED or RECOVERING, NOT_SERVING before the first
  * registration, after an operator deleted the key, and from the first step of shutdown on.
  *
- * <p><b>Shutdown</b>, in this order: health NOT_SERVING (clients with client-side health checking
- * stop picking this server); revoke the lease (the key disappears, so discovery clients drop it);
- * wait the drain delay (default {@value #DEFAULT_DRAIN_DELAY_MILLIS} ms) for clients to notice;
- * {@link Server#shutdown()} (GOAWAY: no new calls, in-flight calls finish); await termination up
- * to the grace period (default {@value #DEFAULT_GRACE_PERIOD_MILLIS} ms); {@link
+ * <p><b>Shutdown</b> follows {@link ShutdownSequence}: health NOT_SERVING (clients with
+ * client-side health checking stop picking this server); deregister (the key disappears, so
+ * discovery clients drop it); wait the drain delay (default {@value
+ * ShutdownSequence#DEFAULT_DRAIN_DELAY_MILLIS} ms) for clients to notice; {@link
+ * Server#shutdown()} (GOAWAY: no new calls, in-flight calls finish); await termination up to the
+ * grace period (default {@value ShutdownSequence#DEFAULT_GRACE_PERIOD_MILLIS} ms); {@link
  * Server#shutdownNow()} for whatever is left.
+ *
+ * <p>The builder refuses a setting given twice ({@link IllegalStateException}).
  */
 public final class RegisteredServer implements AutoCloseable {
-
-  /** Default wait between deregistration and {@code server.shutdown()}, in milliseconds: {@value}. */
-  public static final long DEFAULT_DRAIN_DELAY_MILLIS = 1_000;
-  /** Default wait for in-flight calls after {@code server.shutdown()}, in milliseconds: {@value}. */
-  public static final long DEFAULT_GRACE_PERIOD_MILLIS = 10_000;
-
-  private static final Logger logger = LoggerFactory.getLogger(RegisteredServer.class);
 
   private final Server server;
   private final ServiceRegistration registration;
   @Nullable private final HealthStatusManager health;
   private final List<String> healthNames;
   @Nullable private volatile RegistrationHealth healthFollower;
-  private final Duration drainDelay;
+  private final ShutdownSequence shutdownSequence;
   private final Duration gracePeriod;
   private final boolean shutdownHook;
   private final AtomicBoolean startCalled = new AtomicBoolean();
@@ -67,10 +61,14 @@ public final class RegisteredServer implements AutoCloseable {
     this.server = b.server;
     this.registration = b.registration;
     this.health = b.health;
-    this.healthNames = List.copyOf(b.healthNames);
-    this.drainDelay = b.drainDelay;
-    this.gracePeriod = b.gracePeriod;
-    this.shutdownHook = b.shutdownHook;
+    this.healthNames = b.healthNames == null ? List.of() : List.copyOf(b.healthNames);
+    this.shutdownSequence =
+        ShutdownSequence.of(
+            b.registration,
+            b.drainDelay != null ? b.drainDelay : Duration.ofMillis(ShutdownSequence.DEFAULT_DRAIN_DELAY_MILLIS));
+    this.gracePeriod =
+        b.gracePeriod != null ? b.gracePeriod : Duration.ofMillis(ShutdownSequence.DEFAULT_GRACE_PERIOD_MILLIS);
+    this.shutdownHook = b.shutdownHook != null && b.shutdownHook;
   }
 
   /**
@@ -129,38 +127,12 @@ public final class RegisteredServer implements AutoCloseable {
       return server.isTerminated();
     }
     removeHook();
-    String who = registration.service() + " at " + registration.address();
-    try {
-      RegistrationHealth follower = healthFollower;
-      if (follower != null) {
-        // Every service NOT_SERVING, and later registration changes leave it so.
-        follower.enterTerminalState();
-      } else if (health != null) {
-        health.enterTerminalState();
-      }
-      logger.info("Shutting down {}: health NOT_SERVING, deregistering", who);
-      registration.close();
-      if (!drainDelay.isZero()) {
-        logger.info("Shutting down {}: waiting {} ms for clients to move away", who,
-            drainDelay.toMillis());
-        TimeUnit.MILLISECONDS.sleep(drainDelay.toMillis());
-      }
-      server.shutdown();
-      if (server.awaitTermination(gracePeriod.toMillis(), TimeUnit.MILLISECONDS)) {
-        logger.info("Shut down {}: every call finished", who);
-        return true;
-      }
-      logger.warn(
-          "Shutting down {}: calls still running after the {} ms grace period; cancelling them",
-          who, gracePeriod.toMillis());
-      server.shutdownNow();
-      return false;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      logger.warn("Shutting down {}: interrupted; cancelling running calls", who);
-      server.shutdownNow();
-      return false;
+    RegistrationHealth follower = healthFollower;
+    if (follower == null && health != null) {
+      // Shut down before start(): the health service still goes NOT_SERVING for good.
+      follower = RegistrationHealth.follow(health, registration, healthNames);
     }
+    return shutdownSequence.run(server, follower, gracePeriod);
   }
 
   /** {@link #shutdown()}. */
@@ -216,10 +188,10 @@ public final class RegisteredServer implements AutoCloseable {
     private final Server server;
     private final ServiceRegistration registration;
     @Nullable private HealthStatusManager health;
-    private final Set<String> healthNames = new LinkedHashSet<>();
-    private Duration drainDelay = Duration.ofMillis(DEFAULT_DRAIN_DELAY_MILLIS);
-    private Duration gracePeriod = Duration.ofMillis(DEFAULT_GRACE_PERIOD_MILLIS);
-    private boolean shutdownHook;
+    @Nullable private Set<String> healthNames;
+    @Nullable private Duration drainDelay;
+    @Nullable private Duration gracePeriod;
+    @Nullable private Boolean shutdownHook;
 
     private Builder(Server server, ServiceRegistration registration) {
       this.server = requireNonNull(server, "server");
@@ -228,6 +200,7 @@ public final class RegisteredServer implements AutoCloseable {
 
     /** The health service to drive (its {@code getHealthService()} must be added to the server). */
     public Builder health(HealthStatusManager health) {
+      checkState(this.health == null, "health already set");
       this.health = requireNonNull(health, "health");
       return this;
     }
@@ -237,14 +210,18 @@ public final class RegisteredServer implements AutoCloseable {
      * name {@code helloworld.Greeter}); {@code ""} and the registration's service name always do.
      */
     public Builder healthServiceNames(String... names) {
+      checkState(healthNames == null, "healthServiceNames already set");
+      Set<String> set = new LinkedHashSet<>();
       for (String n : names) {
-        healthNames.add(requireNonNull(n, "name"));
+        set.add(requireNonNull(n, "name"));
       }
+      healthNames = set;
       return this;
     }
 
     /** Wait between deregistration and {@code server.shutdown()}; default 1 s; zero allowed. */
     public Builder drainDelay(Duration delay) {
+      checkState(drainDelay == null, "drainDelay already set");
       requireNonNull(delay, "drainDelay");
       checkArgument(!delay.isNegative(), "drainDelay: %s (expected: >= 0)", delay);
       this.drainDelay = delay;
@@ -253,6 +230,7 @@ public final class RegisteredServer implements AutoCloseable {
 
     /** Wait for in-flight calls after {@code server.shutdown()}; default 10 s. */
     public Builder gracePeriod(Duration grace) {
+      checkState(gracePeriod == null, "gracePeriod already set");
       requireNonNull(grace, "gracePeriod");
       checkArgument(!grace.isNegative(), "gracePeriod: %s (expected: >= 0)", grace);
       this.gracePeriod = grace;
@@ -261,6 +239,7 @@ public final class RegisteredServer implements AutoCloseable {
 
     /** Whether to run {@link #shutdown()} from a JVM shutdown hook (SIGTERM, SIGINT); default no. */
     public Builder shutdownHook(boolean install) {
+      checkState(shutdownHook == null, "shutdownHook already set");
       this.shutdownHook = install;
       return this;
     }

@@ -574,6 +574,11 @@ final class RegistrationStateMachine implements LeaseShare.User {
     }
 
     @Override
+    public long knownModRevision() {
+      return judge.knownModRevision();
+    }
+
+    @Override
     public void renewClient() {
       share.renew(client());
     }

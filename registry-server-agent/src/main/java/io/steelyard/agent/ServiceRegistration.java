@@ -49,8 +49,8 @@ import org.slf4j.LoggerFactory;
  * need no more threads than one. Listeners run on it and must not block. The public methods are
  * thread-safe and return at once, except {@link #close()} (at most the close timeout) and {@link
  * #setWeightAndWait}; futures they return complete on the registration's thread, so attach only
- * quick continuations, or hand them to an executor of your own ({@code thenApplyAsync(fn,
- * executor)}).
+ * quick continuations, or move longer work to an executor of yours ({@code
+ * reg.start().thenRunAsync(work, executor)}).
  *
  * <p><b>Ownership.</b> A registration built from an {@link EtcdConnection} creates its own jetcd
  * {@link Client} (replacing it with a fresh one when etcd keeps failing, to skip the gRPC
@@ -113,6 +113,11 @@ public final class ServiceRegistration implements AutoCloseable {
   /**
    * A registration with a lease of its own over {@code client}, which the caller owns and closes
    * after {@link #close()}.
+   *
+   * <p>Why a jetcd {@link Client} and not a steelyard type: sharing one client between many
+   * registrations (and the application's own etcd calls) is what keeps their connection and
+   * thread count flat, and the client is the caller's to configure and close. Without one, use
+   * {@link #builder(EtcdConnection, String, String)}.
    */
   public static ServiceRegistrationBuilder builder(Client client, String service, String address) {
     return new ServiceRegistrationBuilder(null, requireNonNull(client, "client"), null, service, address);
@@ -163,10 +168,12 @@ public final class ServiceRegistration implements AutoCloseable {
   }
 
   /**
-   * Changes the weight and returns at once. When registered, the new value is written through
-   * {@link InstanceStore#setWeightAsync(String, String, int)}: with the key's current lease, in a
-   * transaction guarded by its mod revision, keeping the value's format; the future completes
-   * when etcd answered, within the operation timeout (read and write together). A registration's
+   * Changes the weight and returns at once. When registered, the new value is written on the
+   * registration's lease, in its format, in one transaction guarded by the key's mod revision as
+   * the registration knows it (no read first; a write that finds the key rewritten under its lease
+   * writes again from the revision found, as an operator's weight is overwritten by an explicit
+   * one), and any drain note is removed; the future completes when etcd answered, within the
+   * operation timeout. A registration's
    * weight writes go one at a time, in order: a weight set while one is in flight waits for it,
    * and the next write carries the newest weight set and completes every future waiting for it.
    * In any other state the weight is only remembered, written by the next registration (or right

@@ -17,9 +17,11 @@ import io.steelyard.registry.internal.RenewableClient;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.Set;
 import java.util.concurrent.ScheduledExecutorService;
 import javax.annotation.Nullable;
 
@@ -28,6 +30,8 @@ import javax.annotation.Nullable;
  * String, String)}, {@link ServiceRegistration#builder(Client, String, String)} or {@link
  * ServiceRegistration#builder(SharedLease, String, String)}. Every setting is checked when set,
  * and {@link #build()} throws {@link IllegalArgumentException} naming a bad value or combination.
+ * A setting given twice throws {@link IllegalStateException} ({@code "weight already set"});
+ * {@link #listener} adds one more listener each call.
  *
  * <pre>{@code
  * ServiceRegistration reg = ServiceRegistration.builder(etcd, "greeter", "10.0.0.7:50051")
@@ -69,6 +73,9 @@ public final class ServiceRegistrationBuilder {
   private double weightMinRelativeChange = WeightSource.DEFAULT_MIN_RELATIVE_CHANGE;
   private int weightMinAbsoluteChange = WeightSource.DEFAULT_MIN_ABSOLUTE_CHANGE;
 
+  /** The settings given so far, each at most once. */
+  private final Set<String> given = new HashSet<>();
+
   ServiceRegistrationBuilder(
       @Nullable EtcdConnection etcd,
       @Nullable Client client,
@@ -82,8 +89,14 @@ public final class ServiceRegistrationBuilder {
     this.address = Validation.checkAddress(address);
   }
 
+  /** The project's rule for builders: a setting given twice is a mistake, refused at once. */
+  private void once(String setting) {
+    checkState(given.add(setting), "%s already set", setting);
+  }
+
   /** The weight, {@code 0..1000000}; default {@value Validation#DEFAULT_WEIGHT}. */
   public ServiceRegistrationBuilder weight(int weight) {
+    once("weight");
     this.weight = Validation.checkWeight(weight);
     return this;
   }
@@ -95,6 +108,7 @@ public final class ServiceRegistrationBuilder {
    * long.
    */
   public ServiceRegistrationBuilder ttl(Duration ttl) {
+    once("ttl");
     this.ttlSeconds = ttlSecondsOf(ttl);
     this.ttlSet = true;
     return this;
@@ -125,12 +139,14 @@ public final class ServiceRegistrationBuilder {
    * metadata, so it is accepted only with weight 1 and no metadata.
    */
   public ServiceRegistrationBuilder format(ValueFormat format) {
+    once("format");
     this.format = requireNonNull(format, "format");
     return this;
   }
 
   /** Metadata (zone, version, ...), written only in the JSON format; may not contain "weight". */
   public ServiceRegistrationBuilder metadata(Map<String, String> metadata) {
+    once("metadata");
     requireNonNull(metadata, "metadata");
     this.metadata = Map.copyOf(metadata);
     return this;
@@ -138,6 +154,7 @@ public final class ServiceRegistrationBuilder {
 
   /** The key layout; default {@link KeyLayout#defaults()} (prefix {@code /services}). */
   public ServiceRegistrationBuilder keyLayout(KeyLayout layout) {
+    once("keyLayout");
     this.layout = requireNonNull(layout, "layout");
     return this;
   }
@@ -153,6 +170,7 @@ public final class ServiceRegistrationBuilder {
    * {@value ServiceRegistration#DEFAULT_OPERATION_TIMEOUT_MILLIS} ms.
    */
   public ServiceRegistrationBuilder operationTimeout(Duration timeout) {
+    once("operationTimeout");
     this.operationTimeout = positive(timeout, "operationTimeout");
     return this;
   }
@@ -162,6 +180,7 @@ public final class ServiceRegistrationBuilder {
    * ServiceRegistration#DEFAULT_CLOSE_TIMEOUT_MILLIS} ms.
    */
   public ServiceRegistrationBuilder closeTimeout(Duration timeout) {
+    once("closeTimeout");
     this.closeTimeout = positive(timeout, "closeTimeout");
     return this;
   }
@@ -174,6 +193,7 @@ public final class ServiceRegistrationBuilder {
    * TLS, a limit) waits {@code max} at once.
    */
   public ServiceRegistrationBuilder retryBackoff(Duration initial, Duration max) {
+    once("retryBackoff");
     positive(initial, "retryInitialDelay");
     positive(max, "retryMaxDelay");
     checkArgument(
@@ -194,6 +214,7 @@ public final class ServiceRegistrationBuilder {
    * ServiceRegistration#resumeWeightSource()} is called. See docs/agent.md, "Weight source".
    */
   public ServiceRegistrationBuilder weightSource(WeightSource source) {
+    once("weightSource");
     this.weightSource = requireNonNull(source, "source");
     return this;
   }
@@ -205,6 +226,7 @@ public final class ServiceRegistrationBuilder {
    * inside that interval waits for the first sample after it.
    */
   public ServiceRegistrationBuilder weightSampling(Duration sampleInterval, Duration minWriteInterval) {
+    once("weightSampling");
     this.weightSampleInterval = positive(sampleInterval, "sampleInterval");
     this.weightMinWriteInterval = positive(minWriteInterval, "minWriteInterval");
     return this;
@@ -217,6 +239,7 @@ public final class ServiceRegistrationBuilder {
    * A change to or from 0 is always published.
    */
   public ServiceRegistrationBuilder weightHysteresis(double minRelative, int minAbsolute) {
+    once("weightHysteresis");
     checkArgument(
         minRelative >= 0 && minRelative <= 1, "minRelative: %s (expected: 0..1)", minRelative);
     checkArgument(minAbsolute >= 0, "minAbsolute: %s (expected: >= 0)", minAbsolute);
@@ -235,6 +258,7 @@ public final class ServiceRegistrationBuilder {
 
   @VisibleForTesting
   ServiceRegistrationBuilder random(Random random) {
+    once("random");
     this.random = requireNonNull(random, "random");
     return this;
   }
@@ -246,6 +270,7 @@ public final class ServiceRegistrationBuilder {
    */
   @VisibleForTesting
   ServiceRegistrationBuilder scheduler(ScheduledExecutorService scheduler, Ticker ticker) {
+    once("scheduler");
     this.scheduler = requireNonNull(scheduler, "scheduler");
     this.ticker = requireNonNull(ticker, "ticker");
     return this;

@@ -1,6 +1,7 @@
 package io.steelyard.agent;
 
 import static com.google.common.base.Preconditions.checkArgument;
+import static com.google.common.base.Preconditions.checkState;
 import static java.util.Objects.requireNonNull;
 
 import com.google.common.annotations.VisibleForTesting;
@@ -10,8 +11,10 @@ import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.internal.RenewableClient;
 import java.security.SecureRandom;
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Random;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -89,7 +92,11 @@ public final class SharedLease implements AutoCloseable {
     return new Builder(requireNonNull(etcd, "etcd"), null);
   }
 
-  /** A shared lease over {@code client}, which the caller owns and closes after {@link #close()}. */
+  /**
+   * A shared lease over {@code client}, which the caller owns and closes after {@link #close()}.
+   * A jetcd {@link Client}, as {@link ServiceRegistration#builder(Client, String, String)} takes,
+   * so that one connection serves the application's etcd calls and its registrations.
+   */
   public static Builder builder(Client client) {
     return new Builder(null, requireNonNull(client, "client"));
   }
@@ -158,7 +165,10 @@ public final class SharedLease implements AutoCloseable {
     return "SharedLease{" + share + "}";
   }
 
-  /** Configures a {@link SharedLease}; every setting is checked when set. */
+  /**
+   * Configures a {@link SharedLease}; every setting is checked when set, and a setting given twice
+   * throws {@link IllegalStateException}.
+   */
   public static final class Builder {
     @Nullable private final EtcdConnection etcd;
     @Nullable private final Client client;
@@ -170,9 +180,16 @@ public final class SharedLease implements AutoCloseable {
     private Ticker ticker = Ticker.systemTicker();
     private Random random = new SecureRandom();
 
+    private final Set<String> given = new HashSet<>();
+
     private Builder(@Nullable EtcdConnection etcd, @Nullable Client client) {
       this.etcd = etcd;
       this.client = client;
+    }
+
+    /** The project's rule for builders: a setting given twice is a mistake, refused at once. */
+    private void once(String setting) {
+      checkState(given.add(setting), "%s already set", setting);
     }
 
     /**
@@ -181,6 +198,7 @@ public final class SharedLease implements AutoCloseable {
      * s. It applies to every registration on the lease.
      */
     public Builder ttl(Duration ttl) {
+      once("ttl");
       this.ttlSeconds = ServiceRegistrationBuilder.ttlSecondsOf(ttl);
       return this;
     }
@@ -198,12 +216,14 @@ public final class SharedLease implements AutoCloseable {
      * default {@value ServiceRegistration#DEFAULT_OPERATION_TIMEOUT_MILLIS} ms.
      */
     public Builder operationTimeout(Duration timeout) {
+      once("operationTimeout");
       this.operationTimeout = ServiceRegistrationBuilder.positive(timeout, "operationTimeout");
       return this;
     }
 
     /** Bound on {@link #close()}; default {@value ServiceRegistration#DEFAULT_CLOSE_TIMEOUT_MILLIS} ms. */
     public Builder closeTimeout(Duration timeout) {
+      once("closeTimeout");
       this.closeTimeout = ServiceRegistrationBuilder.positive(timeout, "closeTimeout");
       return this;
     }
@@ -211,6 +231,7 @@ public final class SharedLease implements AutoCloseable {
     /** Runs on {@code scheduler} with time from {@code ticker}: a fake clock in tests. */
     @VisibleForTesting
     Builder scheduler(ScheduledExecutorService scheduler, Ticker ticker) {
+      once("scheduler");
       this.scheduler = requireNonNull(scheduler, "scheduler");
       this.ticker = requireNonNull(ticker, "ticker");
       return this;
@@ -218,6 +239,7 @@ public final class SharedLease implements AutoCloseable {
 
     @VisibleForTesting
     Builder random(Random random) {
+      once("random");
       this.random = requireNonNull(random, "random");
       return this;
     }

@@ -1,16 +1,14 @@
 package io.steelyard.agent;
 
 import io.etcd.jetcd.Client;
-import io.steelyard.registry.DecodedValue;
-import io.steelyard.registry.KeyLayout;
 import io.steelyard.registry.RegistryException;
 import io.steelyard.registry.internal.Backoff;
 import io.steelyard.registry.internal.EtcdCalls;
 import io.steelyard.registry.internal.EtcdErrors;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.OptionalInt;
 import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
@@ -36,8 +34,9 @@ import org.slf4j.LoggerFactory;
  * once; the registration writes it ({@link #onRegistered}). Both were found by the LoadHeld
  * benchmark through etcd's gRPC proxy (docs/agent.md, "Weight updates").
  *
- * <p>Each write goes through {@link InstanceStore}, the path the CLI shares: the key's current
- * lease, guarded by its mod revision, keeping the value's format. When etcd could not be reached,
+ * <p>Each write goes through the registration's own key path ({@link OwnKey#writeWeight}): the
+ * registration's value with the new weight, on its lease, guarded by the mod revision it already
+ * holds, in one transaction that also removes a drain note. When etcd could not be reached,
  * the wanted weight is written again with backoff (see {@link #retryLater}).
  *
  * <p>Threading: confined to the registration's serial executor, except {@link #weight()} and
@@ -61,6 +60,12 @@ final class WeightWrites {
 
     Client client();
 
+    /** The key's mod revision as the registration knows it: the guard of a weight write. */
+    long knownModRevision();
+
+    /** The registration's value with weight {@code w}. */
+    byte[] encode(int w);
+
     /** Replaces the client after failed writes, as a failed registration attempt does. */
     void renewClient();
 
@@ -82,11 +87,7 @@ final class WeightWrites {
   private static final Logger logger = LoggerFactory.getLogger(WeightWrites.class);
 
   private final String who;
-  private final String key;
-  private final String service;
-  private final String address;
-  private final KeyLayout layout;
-  private final Duration operationTimeout;
+  private final OwnKey ownKey;
   private final EtcdCalls calls;
   private final Backoff backoff;
   private final Executor serial;
@@ -116,11 +117,8 @@ final class WeightWrites {
       ServiceRegistrationBuilder b, Executor serial, EtcdCalls calls, Backoff backoff, String who,
       Registration reg) {
     this.who = who;
-    this.key = b.layout.instanceKey(b.service, b.address);
-    this.service = b.service;
-    this.address = b.address;
-    this.layout = b.layout;
-    this.operationTimeout = b.operationTimeout;
+    // OwnKey holds no state: this one and the state machine's write the same key the same way.
+    this.ownKey = new OwnKey(b.layout, b.service, b.address);
     this.calls = calls;
     this.backoff = backoff;
     this.serial = serial;
@@ -223,8 +221,8 @@ final class WeightWrites {
    * keeping our lease: adopt its weight, so that a later re-registration writes what the operator
    * chose, and tell the source.
    *
-   * <p>Why: a write whose read was answered but whose guarded transaction was not, within the
-   * operation timeout, still lands when etcd gets to it, guarded by the revision it read. Taken
+   * <p>Why: a guarded write that etcd did not answer within the operation timeout still lands
+   * when etcd gets to it, if the key still has the revision it was guarded by. Taken
    * for an operator's, it replaced the newer weight wanted (LoadHeld through a loaded proxy: 79
    * registrations ended on an older weight of their own, 4 behind an acknowledged change). The
    * price: an operator who writes exactly such a weight while it is unanswered is overwritten.
@@ -407,32 +405,19 @@ final class WeightWrites {
   }
 
   /**
-   * Writes {@code w} through {@link InstanceStore}. With {@code onlyIfUnchanged} (the weight
-   * source's writes), it writes only if etcd still holds the weight we know of: a weight someone
-   * else wrote is never overwritten by a source. Only in its turn ({@link #inTurn}). Completes on
-   * serial.
+   * Writes {@code w} through the registration's own key path ({@link OwnKey#writeWeight}): one
+   * transaction guarded by the key's mod revision as the registration knows it, no read first.
+   * With {@code onlyIfUnchanged} (the weight source's writes), it writes only if etcd still holds
+   * the weight we know of: a weight someone else wrote is never overwritten by a source. Only in
+   * its turn ({@link #inTurn}). Completes on serial.
    */
   private CompletableFuture<Void> writeNow(int w, boolean onlyIfUnchanged) {
-    InstanceStore store = new InstanceStore(reg.client(), layout, operationTimeout);
     int expected = etcdWeight;
     reg.ownWriteStarted();
-    CompletableFuture<RegisteredInstance> write =
-        calls.call(
-            "set the weight of " + who,
-            () ->
-                store.requireAsync(service, address)
-                    .thenCompose(
-                        current -> {
-                          if (onlyIfUnchanged
-                              && !(current.value() instanceof DecodedValue.Accepted a && a.weight() == expected)) {
-                            return CompletableFuture.failedFuture(
-                                new RegistryException(
-                                    RegistryException.Kind.CONFLICT,
-                                    key + " no longer holds weight " + expected + "; not overwriting it",
-                                    null));
-                          }
-                          return store.setWeightAsync(current, w);
-                        }));
+    CompletableFuture<Long> write =
+        ownKey.writeWeight(
+            calls, reg.client(), reg.encode(w), reg.leaseId(), reg.knownModRevision(),
+            onlyIfUnchanged ? OptionalInt.of(expected) : OptionalInt.empty());
     CompletableFuture<Void> done = new CompletableFuture<>();
     long gen = reg.generation();
     write.whenCompleteAsync(
@@ -442,11 +427,11 @@ final class WeightWrites {
             unanswered.add(w); // it may still land (see judge)
           }
           if (t == null) {
-            // Each unanswered write read its guard before this one did: none can land after it.
+            // Each unanswered write was guarded by an older revision than this one: none can land now.
             unanswered.clear();
           }
           if (t == null && !reg.closing()) {
-            revision = r.modRevision();
+            revision = r;
             etcdWeight = w;
             if (onlyIfUnchanged && !sourcePaused()) {
               weight = w; // setWeight set it before writing; a source's weight counts once written

@@ -8,6 +8,8 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.KeyLayout;
+import io.steelyard.registry.admin.InstanceStore;
+import io.steelyard.registry.admin.InstanceWrite;
 import io.steelyard.testkit.EtcdCluster;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
@@ -82,7 +84,7 @@ class AgentMetricsIT {
     // An operator drains it with the CLI's write path: the agent adopts the weight it sees.
     try (Client client = EtcdConnection.of(etcd.endpoints()).connect()) {
       new InstanceStore(client, KeyLayout.defaults(), Duration.ofSeconds(5))
-          .setWeight("metered", reg.address(), 0);
+          .apply(InstanceWrite.setWeight("metered", reg.address(), 0));
     }
     await().atMost(Duration.ofSeconds(10)).until(() -> gauge(AgentMetrics.WEIGHT) == 0);
     assertThat(gauge(AgentMetrics.REGISTERED)).isEqualTo(1);

@@ -16,6 +16,8 @@ import io.grpc.health.v1.HealthGrpc;
 import io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
 import io.steelyard.registry.EtcdConnection;
+import io.steelyard.registry.admin.InstanceStore;
+import io.steelyard.registry.admin.InstanceWrite;
 import io.steelyard.testkit.EtcdCluster;
 import io.steelyard.testkit.grpc.StaticResolverProvider;
 import java.net.InetSocketAddress;
@@ -206,7 +208,8 @@ class GracefulShutdownIT {
 
       try (EtcdProbe probe = new EtcdProbe(etcd.clientEndpoints())) {
         new InstanceStore(probe.client, io.steelyard.registry.KeyLayout.defaults(),
-            Duration.ofSeconds(5)).delete("graceful", s.registration().address());
+            Duration.ofSeconds(5))
+            .apply(InstanceWrite.deregister("graceful", s.registration().address()));
       }
 
       await().atMost(Duration.ofSeconds(3))

@@ -87,7 +87,7 @@ class OwnKeyIT {
     OwnKey key = new OwnKey(KeyLayout.defaults(), "own", "127.0.0.1:7003");
     long ours = grant();
     key.put(CALLS, probe.client, utf8("127.0.0.1:7003|0"), ours, 0).get(BOUND.toSeconds(), TimeUnit.SECONDS);
-    String note = InstanceStore.drainNoteKey(KeyLayout.defaults(), "own", "127.0.0.1:7003");
+    String note = KeyLayout.defaults().drainNoteKey("own", "127.0.0.1:7003");
     probe.client.getKVClient()
         .put(EtcdProbe.bytes(note), EtcdProbe.bytes("4"), PutOption.builder().withLeaseId(ours).build())
         .get(BOUND.toSeconds(), TimeUnit.SECONDS);

@@ -1,6 +1,7 @@
 package io.steelyard.agent;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.grpc.ManagedChannel;
 import io.grpc.Server;
@@ -160,6 +161,42 @@ class RegisteredServerTest {
 
     assertThat(events).containsExactly(
         "registration closed, health NOT_SERVING", "shutdown", "awaitTermination", "shutdownNow");
+  }
+
+  @Test
+  void deregisterAndDrainLeavesTheServerToAFrameworkThatStopsItItself() throws Exception {
+    RecordingServer s = server();
+    s.start();
+    ServiceRegistration reg = registration();
+    RegistrationHealth follower = RegistrationHealth.follow(health, reg, List.of());
+    events.clear();
+
+    assertThat(ShutdownSequence.of(reg, Duration.ZERO).deregisterAndDrain(follower)).isTrue();
+
+    assertThat(events).containsExactly("registration closed, health NOT_SERVING");
+    assertThat(s.isShutdown()).isFalse();
+  }
+
+  @Test
+  void aNegativeDrainDelayOrGracePeriodIsRefused() {
+    ServiceRegistration reg = registration();
+    assertThatThrownBy(() -> ShutdownSequence.of(reg, Duration.ofMillis(-1)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("drainDelay: PT-0.001S (expected: >= 0)");
+    assertThatThrownBy(() -> RegisteredServer.builder(server(), reg).gracePeriod(Duration.ofSeconds(-1)))
+        .hasMessage("gracePeriod: PT-1S (expected: >= 0)");
+  }
+
+  @Test
+  void theBuilderRefusesASettingGivenTwice() {
+    RegisteredServer.Builder b =
+        RegisteredServer.builder(server(), registration()).drainDelay(Duration.ZERO).health(health);
+
+    assertThatThrownBy(() -> b.drainDelay(Duration.ofSeconds(1)))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessage("drainDelay already set");
+    assertThatThrownBy(() -> b.health(new HealthStatusManager()))
+        .hasMessage("health already set");
   }
 
   /** Records the lifecycle calls made on a real server. */

@@ -5,6 +5,8 @@ import static org.awaitility.Awaitility.await;
 
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.KeyLayout;
+import io.steelyard.registry.admin.InstanceStore;
+import io.steelyard.registry.admin.InstanceWrite;
 import io.steelyard.testkit.EtcdCluster;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -68,7 +70,7 @@ class RestoredEtcdIT {
       // The watch follows the restored etcd, not a revision it has not reached: an operator's
       // change now reaches the agent.
       new InstanceStore(probe.client, KeyLayout.defaults(), Duration.ofSeconds(5))
-          .setWeight("restored", "127.0.0.1:44001", 3);
+          .apply(InstanceWrite.setWeight("restored", "127.0.0.1:44001", 3));
       await().atMost(Duration.ofSeconds(10)).until(reg::weight, w -> w == 3);
     }
   }

@@ -153,6 +153,27 @@ class ServiceRegistrationBuilderTest {
   }
 
   @Test
+  void aSettingGivenTwiceIsRefused() {
+    ServiceRegistrationBuilder b = builder().weight(5).ttl(Duration.ofSeconds(5));
+
+    assertThatThrownBy(() -> b.weight(6))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessage("weight already set");
+    assertThatThrownBy(() -> b.ttlSeconds(7)).hasMessage("ttl already set");
+    // Listeners add up: each call is one more listener, not a setting.
+    b.listener(state -> {}).listener(state -> {});
+  }
+
+  @Test
+  void aSharedLeaseSettingGivenTwiceIsRefused() {
+    SharedLease.Builder b = SharedLease.builder(ETCD).ttl(Duration.ofSeconds(5));
+
+    assertThatThrownBy(() -> b.ttl(Duration.ofSeconds(6)))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessage("ttl already set");
+  }
+
+  @Test
   void closeBeforeStartIsQuickAndIdempotent() {
     ServiceRegistration reg = builder().build();
     reg.close();

@@ -7,6 +7,9 @@ import static org.awaitility.Awaitility.await;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.KeyLayout;
 import io.steelyard.registry.RegistryException;
+import io.steelyard.registry.admin.InstanceStore;
+import io.steelyard.registry.admin.InstanceWrite;
+import io.steelyard.registry.admin.RegisteredInstance;
 import io.steelyard.testkit.EtcdCluster;
 import java.time.Duration;
 import java.util.List;
@@ -135,7 +138,7 @@ class ServiceRegistrationIT {
     ServiceRegistration reg = started(registration().ttl(Duration.ofSeconds(2)));
     long lease = reg.leaseId();
 
-    assertThat(store.delete("greeter", reg.address())).isTrue(); // steelyard deregister
+    store.apply(InstanceWrite.deregister("greeter", reg.address())); // steelyard deregister
 
     await().atMost(Duration.ofSeconds(2))
         .until(reg::state, s -> s == RegistrationState.DELETED_BY_OPERATOR);
@@ -150,7 +153,7 @@ class ServiceRegistrationIT {
   @Test
   void reregisterAfterAnOperatorDeleteWritesTheKeyAgain() throws Exception {
     ServiceRegistration reg = started(registration().weight(2));
-    store.delete("greeter", reg.address());
+    store.apply(InstanceWrite.deregister("greeter", reg.address()));
     await().atMost(Duration.ofSeconds(2))
         .until(reg::state, s -> s == RegistrationState.DELETED_BY_OPERATOR);
 
@@ -181,7 +184,7 @@ class ServiceRegistrationIT {
 
     reg.setWeightAndWait(8); // the key's mod revision moves on
 
-    assertThatThrownBy(() -> store.setWeight(readBefore, 3))
+    assertThatThrownBy(() -> store.apply(InstanceWrite.setWeight("greeter", reg.address(), 3), readBefore))
         .isInstanceOfSatisfying(
             RegistryException.class,
             e -> assertThat(e.kind()).isEqualTo(RegistryException.Kind.CONFLICT));
@@ -192,7 +195,7 @@ class ServiceRegistrationIT {
   @Test
   void weightSetWithTheCliIsKeptWhenTheLeaseIsReplaced() throws Exception {
     ServiceRegistration reg = started(registration().weight(5));
-    store.setWeight("greeter", reg.address(), 9); // steelyard weight set, from another process
+    store.apply(InstanceWrite.setWeight("greeter", reg.address(), 9)); // steelyard weight set, from another process
     await().atMost(Duration.ofSeconds(2)).until(reg::weight, w -> w == 9);
     long lost = reg.leaseId();
 

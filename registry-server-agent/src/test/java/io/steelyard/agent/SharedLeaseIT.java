@@ -6,6 +6,8 @@ import static org.awaitility.Awaitility.await;
 
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.KeyLayout;
+import io.steelyard.registry.admin.InstanceStore;
+import io.steelyard.registry.admin.InstanceWrite;
 import io.steelyard.testkit.EtcdCluster;
 import io.steelyard.testkit.EtcdMember;
 import java.time.Duration;
@@ -174,7 +176,7 @@ class SharedLeaseIT {
     List<ServiceRegistration> regs = registered(lease, 2);
     long id = lease.leaseId();
 
-    store.delete("shared", regs.get(0).address()); // steelyard deregister
+    store.apply(InstanceWrite.deregister("shared", regs.get(0).address())); // steelyard deregister
 
     await().atMost(Duration.ofSeconds(5))
         .until(regs.get(0)::state, s -> s == RegistrationState.DELETED_BY_OPERATOR);

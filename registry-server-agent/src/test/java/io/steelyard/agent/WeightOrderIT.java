@@ -5,6 +5,8 @@ import static org.awaitility.Awaitility.await;
 
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.KeyLayout;
+import io.steelyard.registry.admin.InstanceStore;
+import io.steelyard.registry.admin.InstanceWrite;
 import io.steelyard.testkit.EtcdCluster;
 import io.steelyard.testkit.FaultProxy;
 import io.steelyard.testkit.time.FakeScheduler;
@@ -188,7 +190,7 @@ class WeightOrderIT {
       // An operator's deregister, then reregister(): the key is written again with the live
       // shared lease, no grant in between.
       new InstanceStore(probe.client, KeyLayout.defaults(), Duration.ofSeconds(5))
-          .delete("ordered", "127.0.0.1:45003");
+          .apply(InstanceWrite.deregister("ordered", "127.0.0.1:45003"));
       await().atMost(Duration.ofSeconds(10))
           .until(() -> runsUntil(fake, () -> reg.state() == RegistrationState.DELETED_BY_OPERATOR));
 

@@ -8,10 +8,11 @@ import io.etcd.jetcd.options.WatchOption;
 import io.etcd.jetcd.watch.WatchEvent;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.KeyLayout;
+import io.steelyard.registry.admin.InstanceStore;
+import io.steelyard.registry.admin.InstanceWrite;
 import io.steelyard.testkit.EtcdCluster;
 import java.time.Duration;
 import java.util.List;
-import java.util.OptionalInt;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -100,12 +101,12 @@ class WeightSourceIT {
   void anOperatorsDrainHoldsUntilUndrainHandsTheWeightBack() throws Exception {
     started(signal::get);
 
-    operator.drain("sourced", reg.address()); // steelyard drain
+    operator.apply(InstanceWrite.drain("sourced", reg.address())); // steelyard drain
     await().atMost(Duration.ofSeconds(5)).until(reg::weightSourcePaused);
     signal.set(30);
     assertEtcdKeeps(0);
 
-    operator.undrain("sourced", reg.address(), OptionalInt.empty()); // back to 10, the source's
+    operator.apply(InstanceWrite.undrain("sourced", reg.address())); // back to 10, the source's
 
     awaitEtcdWeight(30);
     assertThat(reg.weightSourcePaused()).isFalse();
@@ -115,7 +116,7 @@ class WeightSourceIT {
   void anOperatorsWeightHoldsUntilTheApplicationResumesTheSource() throws Exception {
     started(signal::get);
 
-    operator.setWeight("sourced", reg.address(), 7); // steelyard weight set
+    operator.apply(InstanceWrite.setWeight("sourced", reg.address(), 7)); // steelyard weight set
     await().atMost(Duration.ofSeconds(5)).until(reg::weightSourcePaused);
     assertThat(reg.weight()).isEqualTo(7);
     signal.set(40);

@@ -5,24 +5,24 @@ import static java.util.Objects.requireNonNull;
 import io.etcd.jetcd.Client;
 import io.grpc.Server;
 import io.grpc.protobuf.services.HealthStatusManager;
-import io.steelyard.agent.InstanceStore;
-import io.steelyard.agent.RegisteredInstance;
 import io.steelyard.agent.RegistrationHealth;
 import io.steelyard.agent.RegistrationState;
 import io.steelyard.agent.ServiceRegistration;
+import io.steelyard.agent.ShutdownSequence;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.KeyLayout;
 import io.steelyard.registry.RegistryException;
 import io.steelyard.registry.Validation;
+import io.steelyard.registry.admin.InstanceStore;
+import io.steelyard.registry.admin.InstanceWrite;
+import io.steelyard.registry.admin.RegisteredInstance;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import java.util.function.IntSupplier;
@@ -56,11 +56,13 @@ import org.springframework.grpc.server.lifecycle.GrpcServerStartedEvent;
  * key, never the application. The gRPC health service ({@link HealthStatusManager}, when Spring
  * gRPC provides one) is NOT_SERVING until the key is in etcd ({@link RegistrationHealth}).
  *
- * <p><b>Stop</b>, in this order: health NOT_SERVING; the lease revoked (the key is gone, so
- * discovery clients drop this instance); the drain delay ({@code
- * steelyard.registration.drain-delay}) for them to notice; then Spring gRPC's own graceful stop
- * ({@code server.shutdown()}, up to {@code spring.grpc.server.shutdown-grace-period} for calls in
- * flight). Why that order holds: this bean has the server lifecycle's phase ({@code
+ * <p><b>Stop</b> follows the agent's {@link ShutdownSequence}: health NOT_SERVING; the lease
+ * revoked (the key is gone, so discovery clients drop this instance); the drain delay ({@code
+ * steelyard.registration.drain-delay}) for them to notice ({@link
+ * ShutdownSequence#deregisterAndDrain}); then Spring gRPC's own graceful stop ({@code
+ * server.shutdown()}, up to {@code spring.grpc.server.shutdown-grace-period} for calls in flight,
+ * then {@code shutdownNow()}), which also publishes Spring gRPC's shutdown events. Why that order
+ * holds: this bean has the server lifecycle's phase ({@code
  * Integer.MAX_VALUE}, the last to start and the first to stop) and is recorded as its dependent,
  * and Spring's {@code DefaultLifecycleProcessor} starts a bean's dependencies before it and stops
  * its dependents before it. {@link #stop()} returns only after the drain delay. gRPC services may
@@ -188,22 +190,9 @@ public final class GrpcServerRegistration
     if (reg == null) {
       return;
     }
-    String who = reg.service() + " at " + reg.address();
-    RegistrationHealth follower = healthFollower;
-    if (follower != null) {
-      follower.enterTerminalState();
-    }
-    logger.info("Shutting down {}: health NOT_SERVING, deregistering", who);
-    reg.close();
-    Duration delay = settings.drainDelay();
-    if (!delay.isZero()) {
-      logger.info("Shutting down {}: waiting {} ms for clients to move away", who, delay.toMillis());
-      try {
-        TimeUnit.MILLISECONDS.sleep(delay.toMillis());
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    }
+    // Steps 1 to 3 of the agent's shutdown sequence; Spring gRPC's lifecycle, stopped right
+    // after this bean, carries out the server's own steps (see the class comment).
+    ShutdownSequence.of(reg, settings.drainDelay()).deregisterAndDrain(healthFollower);
   }
 
   @Override
@@ -319,29 +308,34 @@ public final class GrpcServerRegistration
   }
 
   /**
-   * Weight 0 (connected, no new calls), remembering the weight it replaced in etcd, as {@code
-   * steelyard drain} does; the registration keeps the drained weight across lease recoveries.
+   * Carries out an operator's write to this instance ({@code steelyard weight set}, {@code drain},
+   * {@code undrain}, {@code deregister} from the actuator endpoint or a console): through the
+   * operator's path, {@link InstanceStore#apply}, as the CLI does, except a weight, which goes
+   * through the registration ({@link ServiceRegistration#setWeightAndWait}) so that the
+   * registration holds it at once and a weight source pauses. A drain is kept by the registration
+   * across lease recoveries (it learns the weight through its key watch).
    *
-   * @throws IllegalStateException before the server listens or after shutdown began
-   * @throws RegistryException if the key is missing, etcd refused or did not answer
-   */
-  public RegisteredInstance drain() {
-    ServiceRegistration reg = requireRegistration();
-    return withStore(store -> store.drain(reg.service(), reg.address()));
-  }
-
-  /**
-   * Restores {@code weight} if given, else the weight before the drain (else 1), as {@code
-   * steelyard undrain} does; an instance that is not drained is left alone unless a weight is
-   * given.
+   * <pre>{@code
+   * registration.apply(InstanceWrite.drain("greeter", registration.address().orElseThrow()));
+   * }</pre>
    *
+   * @throws IllegalArgumentException if {@code write} is for another instance
    * @throws IllegalStateException before the server listens or after shutdown began
-   * @throws RegistryException if the key is missing, etcd refused or did not answer
+   * @throws RegistryException if the key is missing or changed meanwhile, etcd refused or did not
+   *     answer
    */
-  public RegisteredInstance undrain(OptionalInt weight) {
-    weight.ifPresent(Validation::checkWeight);
+  public InstanceWrite.Result apply(InstanceWrite write) {
     ServiceRegistration reg = requireRegistration();
-    return withStore(store -> store.undrain(reg.service(), reg.address(), weight));
+    if (!write.service().equals(reg.service()) || !write.address().equals(reg.address())) {
+      throw new IllegalArgumentException(
+          "write: " + write + " (expected: a write to " + reg.service() + " " + reg.address() + ")");
+    }
+    if (write.kind() != InstanceWrite.Kind.SET_WEIGHT) {
+      return withStore(store -> store.apply(write));
+    }
+    RegisteredInstance before = read();
+    reg.setWeightAndWait(write.weight().getAsInt());
+    return new InstanceWrite.Result(write, reg.key(), before, read());
   }
 
   private ServiceRegistration requireRegistration() {

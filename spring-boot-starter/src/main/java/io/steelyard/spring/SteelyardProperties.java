@@ -1,6 +1,6 @@
 package io.steelyard.spring;
 
-import io.steelyard.agent.RegisteredServer;
+import io.steelyard.agent.ShutdownSequence;
 import io.steelyard.agent.ServiceRegistration;
 import io.steelyard.discovery.ServiceWatcher;
 import io.steelyard.registry.EtcdConnection;
@@ -196,7 +196,7 @@ public class SteelyardProperties {
      * Wait between deregistering and letting the gRPC server refuse new calls, so clients stop
      * picking this instance first.
      */
-    private Duration drainDelay = Duration.ofMillis(RegisteredServer.DEFAULT_DRAIN_DELAY_MILLIS);
+    private Duration drainDelay = Duration.ofMillis(ShutdownSequence.DEFAULT_DRAIN_DELAY_MILLIS);
 
     public boolean isEnabled() {
       return enabled;

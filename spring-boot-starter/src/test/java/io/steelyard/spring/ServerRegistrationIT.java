@@ -14,8 +14,6 @@ import io.grpc.health.v1.HealthGrpc;
 import io.grpc.netty.NettyChannelBuilder;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.steelyard.agent.AgentMetrics;
-import io.steelyard.agent.InstanceStore;
-import io.steelyard.agent.RegisteredInstance;
 import io.steelyard.agent.RecoveryCause;
 import io.steelyard.agent.RegistrationState;
 import io.steelyard.agent.ServiceRegistration;
@@ -24,6 +22,8 @@ import io.steelyard.registry.DecodedValue;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.KeyLayout;
 import io.steelyard.registry.ValueFormat;
+import io.steelyard.registry.admin.InstanceStore;
+import io.steelyard.registry.admin.RegisteredInstance;
 import io.steelyard.spring.actuate.SteelyardMeterBinder;
 import io.steelyard.testkit.EtcdCluster;
 import java.time.Duration;
@@ -171,6 +171,8 @@ class ServerRegistrationIT {
       Http.Response r = Http.postJson(httpPort, "/actuator/steelyard", "{\"weight\": 8}");
       assertThat(r.status()).as(r.body()).isEqualTo(200);
       assertThat((Integer) JsonPath.read(r.body(), "$.weight")).isEqualTo(8);
+      assertThat((String) JsonPath.read(r.body(), "$.message"))
+          .isEqualTo(agent().address() + " weight 5 -> 8");
       RegisteredInstance i = inEtcd();
       assertThat(i.acceptedOrThrow().weight()).isEqualTo(8);
       assertThat(i.acceptedOrThrow().format()).isEqualTo(ValueFormat.JSON);
@@ -187,6 +189,9 @@ class ServerRegistrationIT {
     try {
       Http.Response drained = Http.postJson(httpPort, "/actuator/steelyard/drain", "{}");
       assertThat(drained.status()).as(drained.body()).isEqualTo(200);
+      assertThat((String) JsonPath.read(drained.body(), "$.message"))
+          .as("the CLI's line for the same write")
+          .isEqualTo(agent().address() + " drained: weight 5 -> 0 (undrain restores 5)");
       assertThat(inEtcd().acceptedOrThrow().weight()).isZero();
       assertThat(inEtcd().drainedFromWeight()).isEqualTo(5);
       // The registration learns the operator's weight through its key watch, so a recovery after

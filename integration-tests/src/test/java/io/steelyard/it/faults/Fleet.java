@@ -12,7 +12,6 @@ import io.etcd.jetcd.options.LeaseOption;
 import io.grpc.ConnectivityState;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
-import io.steelyard.agent.InstanceStore;
 import io.steelyard.agent.RegistrationState;
 import io.steelyard.discovery.EtcdNameResolverProvider;
 import io.steelyard.examples.GreeterClient;
@@ -22,6 +21,8 @@ import io.steelyard.registry.DecodedValue;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.KeyLayout;
 import io.steelyard.registry.ValueCodec;
+import io.steelyard.registry.admin.InstanceStore;
+import io.steelyard.registry.admin.InstanceWrite;
 import io.steelyard.testkit.EtcdCluster;
 import io.steelyard.testkit.EtcdMember;
 import java.io.IOException;
@@ -330,7 +331,7 @@ final class Fleet implements AutoCloseable {
       InstanceStore store = new InstanceStore(client, KeyLayout.defaults(), Duration.ofSeconds(2));
       await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> {
         began[0] = System.nanoTime();
-        store.setWeight(service, address, weight);
+        store.apply(InstanceWrite.setWeight(service, address, weight));
         return true;
       });
     }

@@ -4,8 +4,9 @@ import static io.steelyard.it.faults.Fleet.UNPINNED;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.steelyard.agent.InstanceStore;
 import io.steelyard.registry.KeyLayout;
+import io.steelyard.registry.admin.InstanceStore;
+import io.steelyard.registry.admin.InstanceWrite;
 import io.steelyard.testkit.EtcdCluster;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
@@ -40,7 +41,7 @@ class QuotaExhaustionIT {
 
       InstanceStore store = new InstanceStore(fleet.truth(), KeyLayout.defaults(), Duration.ofSeconds(5));
       long t0 = System.nanoTime();
-      assertThatThrownBy(() -> store.setWeight(fleet.service(), fleet.server(1).address(), 3))
+      assertThatThrownBy(() -> store.apply(InstanceWrite.setWeight(fleet.service(), fleet.server(1).address(), 3)))
           .as("an operator's weight change while NOSPACE")
           .hasMessageContaining("database space exceeded");
       fleet.figure("write-refused-after-ms", Fleet.millis(System.nanoTime() - t0));

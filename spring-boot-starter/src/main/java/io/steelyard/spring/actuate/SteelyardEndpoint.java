@@ -1,13 +1,14 @@
 package io.steelyard.spring.actuate;
 
-import io.steelyard.agent.RegisteredInstance;
 import io.steelyard.agent.ServiceRegistration;
 import io.steelyard.registry.DecodedValue;
 import io.steelyard.registry.RegistryException;
+import io.steelyard.registry.admin.InstanceWrite;
+import io.steelyard.registry.admin.RegisteredInstance;
 import io.steelyard.spring.GrpcServerRegistration;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.OptionalInt;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -30,9 +31,11 @@ import org.springframework.boot.actuate.endpoint.web.annotation.WebEndpoint;
  *
  * <p>The writes are actuator write operations: expose the endpoint ({@code
  * management.endpoints.web.exposure.include=health,steelyard}) and secure them as any actuator
- * write (Spring Security's {@code EndpointRequest}). Answers: 200 with the registration; 400 for a
- * bad weight or action; 409 when the instance is not registered (or the key changed meanwhile);
- * 503 when etcd did not answer; 502 when etcd refused (permission, authentication, TLS).
+ * write (Spring Security's {@code EndpointRequest}). Each write is an {@link InstanceWrite},
+ * checked and described as the CLI's is ({@code "message"} in the answer holds the CLI's line).
+ * Answers: 200 with the registration; 400 for a bad weight or action; 409 when the instance is
+ * not registered (or the key changed meanwhile); 503 when etcd did not answer; 502 when etcd
+ * refused (permission, authentication, TLS).
  */
 @WebEndpoint(id = "steelyard")
 public final class SteelyardEndpoint {
@@ -52,38 +55,46 @@ public final class SteelyardEndpoint {
 
   @WriteOperation
   public WebEndpointResponse<Map<String, Object>> weight(int weight) {
-    return answer(() -> {
-      registration.setWeight(weight);
-      logger.info("Weight of {} set to {} through the actuator endpoint", registration, weight);
-      return null;
-    });
+    return write(address -> InstanceWrite.setWeight(registration.service(), address, weight));
   }
 
   @WriteOperation
   public WebEndpointResponse<Map<String, Object>> action(
       @Selector String action, @Nullable Integer weight) {
     return switch (action) {
-      case "drain" -> answer(() -> {
-        RegisteredInstance after = registration.drain();
-        logger.info("{} drained through the actuator endpoint", registration);
-        return after;
-      });
-      case "undrain" -> answer(() -> {
-        RegisteredInstance after =
-            registration.undrain(weight == null ? OptionalInt.empty() : OptionalInt.of(weight));
-        logger.info("{} undrained through the actuator endpoint", registration);
-        return after;
-      });
+      case "drain" -> write(address -> InstanceWrite.drain(registration.service(), address));
+      case "undrain" -> write(address -> weight == null
+          ? InstanceWrite.undrain(registration.service(), address)
+          : InstanceWrite.undrain(registration.service(), address, weight));
       default -> error(WebEndpointResponse.STATUS_BAD_REQUEST,
           "action: '" + action + "' (expected: drain or undrain)");
     };
   }
 
-  /** Runs {@code op}, then describes the registration (from {@code op}'s read when it made one). */
-  private WebEndpointResponse<Map<String, Object>> answer(Supplier<RegisteredInstance> op) {
+  /**
+   * Builds the operator's write for this instance's address (the input is checked there, by the
+   * rule the CLI uses), carries it out and answers with the registration and the write's message.
+   */
+  private WebEndpointResponse<Map<String, Object>> write(Function<String, InstanceWrite> write) {
+    return answer(() -> {
+      String address = registration.address().orElseThrow(() -> new IllegalStateException(
+          registration.service() + " is not registered by this application yet: the gRPC server"
+              + " is not listening"));
+      InstanceWrite.Result result = registration.apply(write.apply(address));
+      logger.info("{} through the actuator endpoint", result.message());
+      return result;
+    });
+  }
+
+  /** Runs {@code op}, then describes the registration (from {@code op}'s result when it made one). */
+  private WebEndpointResponse<Map<String, Object>> answer(Supplier<InstanceWrite.@Nullable Result> op) {
     try {
-      RegisteredInstance afterOp = op.get();
-      return new WebEndpointResponse<>(describe(afterOp), WebEndpointResponse.STATUS_OK);
+      InstanceWrite.Result result = op.get();
+      Map<String, Object> body = describe(result == null ? null : result.after());
+      if (result != null) {
+        body.put("message", result.message());
+      }
+      return new WebEndpointResponse<>(body, WebEndpointResponse.STATUS_OK);
     } catch (IllegalArgumentException e) {
       return error(WebEndpointResponse.STATUS_BAD_REQUEST, e.getMessage());
     } catch (IllegalStateException e) {

@@ -1,4 +1,4 @@
-package io.steelyard.agent;
+package io.steelyard.registry.admin;
 
 import io.steelyard.registry.DecodedValue;
 import io.steelyard.registry.RegistryException;
