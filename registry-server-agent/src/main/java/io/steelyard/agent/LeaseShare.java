@@ -6,6 +6,7 @@ import io.etcd.jetcd.Client;
 import io.etcd.jetcd.lease.LeaseGrantResponse;
 import io.steelyard.registry.internal.Backoff;
 import io.steelyard.registry.internal.EtcdCalls;
+import io.steelyard.registry.internal.EtcdErrors;
 import io.steelyard.registry.internal.RenewableClient;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -112,12 +113,7 @@ final class LeaseShare {
     this.serial = MoreExecutors.newSequentialExecutor(scheduler);
     this.ticker = ticker;
     this.operationTimeout = operationTimeout;
-    this.backoff =
-        new Backoff(
-            Duration.ofMillis(ServiceRegistration.DEFAULT_RETRY_INITIAL_DELAY_MILLIS),
-            Duration.ofMillis(ServiceRegistration.DEFAULT_RETRY_MAX_DELAY_MILLIS),
-            ServiceRegistration.RETRY_JITTER,
-            random);
+    this.backoff = RegistrationDefaults.defaultBackoff(random);
   }
 
   /** The current client: the one to make every call of a user with. */
@@ -362,7 +358,7 @@ final class LeaseShare {
               if (t != null) {
                 logger.warn(
                     "Could not delete {} ({}); retrying in the background while the lease lives: {}",
-                    key, who, LeaseKeeper.message(t));
+                    key, who, EtcdErrors.message(t));
                 deleteLater(key, 0);
               } else if (deleted) {
                 logger.info(
@@ -488,7 +484,7 @@ final class LeaseShare {
             "Keepalive of lease {} ({}) silent for {} ms; cannot move it to a fresh connection ({});"
                 + " the lease expires {}s after the last answer unless etcd answers",
             Long.toHexString(k.lease()), who, silentMillis,
-            clients.owned() ? "replaced less than " + ServiceRegistration.RENEW_CLIENT_MIN_INTERVAL.toSeconds() + " s ago" : "the client is the caller's",
+            clients.owned() ? "replaced less than " + RegistrationDefaults.RENEW_CLIENT_MIN_INTERVAL.toSeconds() + " s ago" : "the client is the caller's",
             ttlSeconds());
       }
     }
