@@ -43,7 +43,7 @@ class PrefixWatcherTest {
   };
 
   /** Hands out one reader at a time; renew replaces it as the registry does, minus its rate limit. */
-  private static final class Clients implements PrefixWatcher.ClientSource {
+  private static final class Clients implements ClientSource {
     final List<ScriptedEtcdReader> readers = new ArrayList<>(List.of(new ScriptedEtcdReader("client-1")));
     final List<EtcdReader> renewed = new ArrayList<>();
 
@@ -214,7 +214,7 @@ class PrefixWatcherTest {
     w.confirm(1, 10);
     breakAndAwaitTheCheck(w).complete(EtcdReader.KeysAt.compacted());
     assertThat(clients.listsAsked()).isEqualTo(2);
-    assertThat(watcher.compactionRelists()).isEqualTo(1);
+    assertThat(watcher.counters().relists(RelistCause.COMPACTION)).isEqualTo(1);
     assertThat(watcher.counters().relists(RelistCause.COMPACTION)).isEqualTo(1);
   }
 
@@ -243,7 +243,7 @@ class PrefixWatcherTest {
     w.compacted(15);
     assertThat(w.cancelled).isTrue();
     assertThat(clients.listsAsked()).as("re-listed without waiting").isEqualTo(2);
-    assertThat(watcher.compactionRelists()).isEqualTo(1);
+    assertThat(watcher.counters().relists(RelistCause.COMPACTION)).isEqualTo(1);
     // Meanwhile a was deleted and b added: only a listing can tell.
     clients.current().pendingList().complete(listing(20, kv(P + "b", "10.0.0.2:1|1", 18)));
     assertThat(last().instances()).containsExactly(B);
@@ -306,10 +306,10 @@ class PrefixWatcherTest {
         put(P + "c", "10.0.0.3:1|1", 12)); // two keys of one transaction share a revision
     assertThat(last().instances()).extracting(ServiceInstance::address, ServiceInstance::weight)
         .containsExactly(tuple("10.0.0.1:1", 2), tuple("10.0.0.2:1", 1), tuple("10.0.0.3:1", 1));
-    assertThat(watcher.staleEventsSkipped()).isEqualTo(1);
+    assertThat(watcher.counters().staleEventsSkipped()).isEqualTo(1);
     w.events(12, put(P + "b", "10.0.0.2:1|9", 12)); // the same revision again: already applied
     assertThat(last().instances()).extracting(ServiceInstance::weight).containsExactly(2, 1, 1);
-    assertThat(watcher.staleEventsSkipped()).isEqualTo(2);
+    assertThat(watcher.counters().staleEventsSkipped()).isEqualTo(2);
   }
 
   /**
@@ -345,7 +345,7 @@ class PrefixWatcherTest {
     assertThat(clients.listsAsked()).isEqualTo(1);
 
     third.fail(new IOException("future revision"));
-    assertThat(PrefixWatcher.RELIST_AFTER_WATCH_FAILURES).isEqualTo(3);
+    assertThat(WatcherDefaults.RELIST_AFTER_WATCH_FAILURES).isEqualTo(3);
     forwardMillis(800);
     assertThat(clients.listsAsked()).isEqualTo(2);
     assertThat(clients.watchesOpened()).isEqualTo(3);
@@ -357,7 +357,7 @@ class PrefixWatcherTest {
   @Test
   void aWatchEtcdDoesNotConfirmWithinTheListTimeoutCountsAsFailed() {
     ScriptedWatch w = startListedAndWatching();
-    forwardMillis(TimeUnit.NANOSECONDS.toMillis(WatcherConfig.LIST_TIMEOUT_NANOS) - 1);
+    forwardMillis(TimeUnit.NANOSECONDS.toMillis(WatcherDefaults.LIST_TIMEOUT_NANOS) - 1);
     assertThat(w.cancelled).isFalse();
     assertThat(last().isStale()).isFalse();
 
@@ -415,7 +415,7 @@ class PrefixWatcherTest {
 
     forwardMillis(200);
     first.pendingList().completeExceptionally(new IOException("connection refused"));
-    assertThat(PrefixWatcher.RENEW_CLIENT_AFTER_FAILURES).isEqualTo(2);
+    assertThat(WatcherDefaults.RENEW_CLIENT_AFTER_FAILURES).isEqualTo(2);
     assertThat(clients.renewed).containsExactly(first);
 
     forwardMillis(400);
@@ -496,7 +496,7 @@ class PrefixWatcherTest {
     w.events(12, put(P + "b", "10.0.0.2:1|1", 12)); // the old stream, late
     w.compacted(15);
     assertThat(snapshots).allSatisfy(s -> assertThat(s.instances()).containsExactly(A));
-    assertThat(watcher.compactionRelists()).isZero();
+    assertThat(watcher.counters().relists(RelistCause.COMPACTION)).isZero();
     forwardMillis(200);
     clients.current().pendingKeysAt().answer().complete(keysAt(P + "a", 7));
     assertThat(clients.current().openWatch().fromRevision).isEqualTo(11);
@@ -522,7 +522,7 @@ class PrefixWatcherTest {
     assertThat(snapshots).hasSize(2);
     assertThat(last().instances()).containsExactly(A);
     assertThat(last().malformed()).extracting(Snapshot.MalformedKey::key).containsExactly(P + "bad");
-    assertThat(watcher.malformedCount()).isEqualTo(1);
+    assertThat(watcher.counters().malformedCount()).isEqualTo(1);
     assertThat(stats.malformedValues()).isEqualTo(1);
 
     w.events(12, EtcdReader.Event.delete(P + "bad", 12));
