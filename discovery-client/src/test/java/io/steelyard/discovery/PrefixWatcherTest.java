@@ -117,6 +117,107 @@ class PrefixWatcherTest {
     return clients.current().openWatch();
   }
 
+  // ---------------------------------------------------------------- states, in order
+
+  @Test
+  void aWatchThatBreaksBacksOffThenResumesThroughTheHistoryCheck() {
+    List<WatcherState> seen = new ArrayList<>();
+    watcher.start();
+    seen.add(watcher.state());
+    clients.current().pendingList().complete(listing(10, kv(P + "a", "10.0.0.1:1|2", 7)));
+    seen.add(watcher.state());
+    ScriptedWatch w = clients.current().openWatch();
+    w.confirm(1, 10);
+    w.fail(new IOException("connection reset"));
+    seen.add(watcher.state());
+    forwardMillis(200);
+    seen.add(watcher.state());
+    clients.current().pendingKeysAt().answer().complete(keysAt(P + "a", 7));
+    seen.add(watcher.state());
+    watcher.close();
+    seen.add(watcher.state());
+
+    assertThat(seen).containsExactly(
+        WatcherState.LISTING, WatcherState.WATCHING, WatcherState.BACKING_OFF,
+        WatcherState.RESUMING, WatcherState.WATCHING, WatcherState.CLOSED);
+  }
+
+  @Test
+  void aFailedListingBacksOffAndListsAgainWhenTheBackoffIsOver() {
+    watcher.start();
+    clients.current().pendingList().completeExceptionally(new IOException("connection refused"));
+    assertThat(watcher.state()).isEqualTo(WatcherState.BACKING_OFF);
+    forwardMillis(199);
+    assertThat(watcher.state()).isEqualTo(WatcherState.BACKING_OFF);
+    forwardMillis(1);
+    assertThat(watcher.state()).isEqualTo(WatcherState.LISTING);
+    clients.current().pendingList().complete(listing(10));
+    assertThat(watcher.state()).isEqualTo(WatcherState.WATCHING);
+  }
+
+  @Test
+  void theThirdFailedWatchInARowGoesFromBackingOffToListing() {
+    ScriptedWatch w = startListedAndWatching();
+    for (int i = 1; i < WatcherDefaults.RELIST_AFTER_WATCH_FAILURES; i++) {
+      w.fail(new IOException("reset " + i));
+      forwardMillis(200L << (i - 1));
+      assertThat(watcher.state()).isEqualTo(WatcherState.RESUMING);
+      clients.current().pendingKeysAt().answer().complete(keysAt(P + "a", 7));
+      w = clients.current().openWatch();
+    }
+    w.fail(new IOException("reset 3"));
+    assertThat(watcher.state()).isEqualTo(WatcherState.BACKING_OFF);
+    forwardMillis(800);
+    assertThat(watcher.state()).isEqualTo(WatcherState.LISTING);
+  }
+
+  @Test
+  void aHistoryCheckThatFindsOtherKeysGoesFromResumingToListing() {
+    ScriptedWatch w = startListedAndWatching();
+    w.confirm(1, 10);
+    breakAndAwaitTheCheck(w).complete(keysAt(P + "b", 9));
+    assertThat(watcher.state()).isEqualTo(WatcherState.LISTING);
+  }
+
+  @Test
+  void compactionGoesFromWatchingStraightToListing() {
+    ScriptedWatch w = startListedAndWatching();
+    w.confirm(1, 10);
+    w.compacted(15);
+    assertThat(watcher.state()).isEqualTo(WatcherState.LISTING);
+  }
+
+  @Test
+  void theWatchdogMovesAnUnconfirmedWatchToBackingOff() {
+    startListedAndWatching();
+    forwardMillis(TimeUnit.NANOSECONDS.toMillis(WatcherDefaults.LIST_TIMEOUT_NANOS));
+    assertThat(watcher.state()).isEqualTo(WatcherState.BACKING_OFF);
+  }
+
+  @Test
+  void closedIsFinalAndAnAnswerThatComesLaterChangesNothing() {
+    watcher.start();
+    CompletableFuture<EtcdReader.Listing> pending = clients.current().pendingList();
+    watcher.close();
+    pending.complete(listing(10, kv(P + "a", "10.0.0.1:1|2", 7)));
+    forwardMillis(TimeUnit.MINUTES.toMillis(10));
+
+    assertThat(watcher.state()).isEqualTo(WatcherState.CLOSED);
+    assertThat(snapshots).isEmpty();
+    assertThat(clients.watchesOpened()).isZero();
+    assertThat(scheduler.pendingTasks()).isZero();
+  }
+
+  @Test
+  void aLateErrorOfAWatchLeftBehindIsIgnored() {
+    ScriptedWatch w = startListedAndWatching();
+    w.confirm(1, 10);
+    w.compacted(15); // left for a listing
+    w.fail(new IOException("late"));
+    assertThat(watcher.state()).isEqualTo(WatcherState.LISTING);
+    assertThat(watcher.staleSinceMillis()).isZero();
+  }
+
   @Test
   void listsThenWatchesFromTheListingsRevisionPlusOne() {
     ScriptedWatch w = startListedAndWatching();
