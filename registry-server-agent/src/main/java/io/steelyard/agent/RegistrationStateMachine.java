@@ -27,10 +27,12 @@ import org.slf4j.LoggerFactory;
  * The state machine behind a {@link ServiceRegistration} ({@link RegistrationState} draws the
  * transitions): acquire the lease and put the key, recovery after a lost lease, an operator's
  * delete, close. The lease and its keepalive are {@link LeaseShare}'s (a private one, or a {@link
- * SharedLease}'s), the guarded writes of the key {@link OwnKey}'s, the watch of the key {@link
- * KeyWatch}'s, judging what the watch says (our write, an operator's, etcd gone back in time)
- * {@link KeyJudge}'s, the weight wanted and its writes {@link WeightWrites}'s (with the weight
- * source's decisions, {@link WeightPublisher}'s); this class holds the per-key state and decides.
+ * SharedLease}'s), one attempt to register {@link RegistrationAttempt}'s, when to try again
+ * {@link RegistrationRetry}'s (the one {@link io.steelyard.registry.internal.RetryPolicy}), the
+ * guarded writes of the key {@link OwnKey}'s, the watch of the key {@link KeyWatch}'s, judging what
+ * the watch says (our write, an operator's, a key gone, etcd gone back in time) {@link KeyJudge}'s,
+ * the weight wanted and its writes {@link WeightWrites}'s (with the weight source's decisions,
+ * {@link WeightPublisher}'s); this class holds the per-key state and decides.
  *
  * <p>Threading: every field marked "serial" is touched only on {@link #serial}, a sequential
  * executor over the scheduler shared by all registrations. etcd answers, lease, watch and timer
@@ -235,9 +237,10 @@ final class RegistrationStateMachine implements LeaseShare.User {
     if (closing.get() || states.state() == RegistrationState.REGISTERED) {
       return;
     }
+    // The attempt completes on serial: no second hop.
     attempt
         .start(weights::weight, value::encode, judge::knownModRevision)
-        .whenCompleteAsync(
+        .whenComplete(
             (r, t) -> {
               if (closing.get()) {
                 return; // doClose leaves the share, which deletes the key or revokes the lease
@@ -247,8 +250,7 @@ final class RegistrationStateMachine implements LeaseShare.User {
               } else {
                 onRegistered(r.lease(), r.revision(), r.weight());
               }
-            },
-            serial);
+            });
   }
 
   /**
