@@ -5,28 +5,24 @@ import java.util.Set;
 
 /**
  * Where a {@link PrefixWatcher} is in its life. Every change goes through the watcher's one
- * transition method, which refuses any move this diagram does not draw:
+ * transition method, which refuses any move not drawn here ({@link #canMoveTo}):
  *
  * <pre>
- *                +------ compacted, etcd went back, periodic re-list ------+
- *                v                                                          |
- *   start --> LISTING ------- listed -------> WATCHING ------- failed ---+  |
- *              |   ^                             ^   |                   |  |
- *       failed |   | retry: a listing, or the    |   +-------------------|--+
- *              v   | 3rd failed watch in a row   | etcd holds our view   |
- *           BACKING_OFF ------- retry -------> RESUMING                  |
- *              ^   ^                             |                       |
- *              |   +-------- check failed -------+                       |
- *              +---------------------------------------------------------+
- *
- *   RESUMING --> LISTING   etcd holds other keys at our revision, has not reached it, or
- *                          compacted it (restored from a snapshot?)
- *   LISTING  --> LISTING   the periodic re-list while a listing is on its way
- *   any      --> CLOSED    close()
+ * start() --> LISTING --listed--> WATCHING
+ * WATCHING --error, no confirmation in time, closed by jetcd--> BACKING_OFF
+ * WATCHING --compacted, etcd went back in time--> LISTING
+ * BACKING_OFF --retry: fewer than N failed watches in a row--> RESUMING
+ * BACKING_OFF --retry: a failed listing, the Nth failed watch, a closed watch--> LISTING
+ * RESUMING --etcd holds our view at our revision--> WATCHING
+ * RESUMING --other keys there, revision not reached or compacted--> LISTING
+ * LISTING/RESUMING --etcd failed or refused--> BACKING_OFF
+ * LISTING/WATCHING/RESUMING --periodic re-list--> LISTING
+ * any --close()--> CLOSED
  * </pre>
  *
- * <p>"failed" is an error on the watch, no confirmation of it within the listing timeout, or
- * jetcd closing it; the watcher then serves its last view as stale until an attempt succeeds.
+ * <p>N is {@value WatcherDefaults#RELIST_AFTER_WATCH_FAILURES}: an error the watcher does not
+ * recognise must not trap it in resuming. From its first failure until etcd answers again (a
+ * listing, or any watch response) the watcher serves its last view as stale.
  */
 enum WatcherState {
   /** Reading the whole prefix (a linearizable range, paged); the view is replaced once it is in. */
