@@ -167,7 +167,7 @@ public final class DiscoveryMetrics implements MeterBinder, AutoCloseable {
               .register(registry));
       meters.add(
           FunctionCounter.builder(MALFORMED, this,
-                  m -> m.retiredMalformed + m.sum(PrefixWatcher::malformedCount))
+                  m -> m.retiredMalformed + m.sum(w -> w.counters().malformedCount()))
               .description("values skipped as malformed, once per key version")
               .tag("service", service)
               .register(registry));
@@ -221,7 +221,7 @@ public final class DiscoveryMetrics implements MeterBinder, AutoCloseable {
         return true;
       }
       synchronized (retiredRelists) {
-        retiredMalformed += w.malformedCount();
+        retiredMalformed += w.counters().malformedCount();
         retiredStaleEvents += w.counters().staleEventsSkipped();
         for (RelistCause c : RelistCause.values()) {
           retiredRelists.merge(c, w.counters().relists(c), Long::sum);

@@ -133,6 +133,26 @@ final class InstanceTable {
     return removed;
   }
 
+  /**
+   * A watch response's events, in revision order, onto a view applied up to {@code applied}.
+   * Events at or below it are already in the view and only counted ({@code skipped}): etcd never
+   * sends them, but its gRPC proxy may, as a watch it coalesces into a shared one can start from an
+   * older revision (etcd's grpc_proxy docs, "Limitations"); applying one would move a key back in
+   * time. Returns whether instances changed.
+   */
+  boolean apply(List<EtcdReader.Event> events, long applied, Runnable skipped) {
+    boolean changed = false;
+    for (EtcdReader.Event event : events) {
+      EtcdReader.KeyVersion kv = event.kv();
+      if (kv.modRevision() <= applied) {
+        skipped.run();
+      } else {
+        changed |= event.delete() ? remove(kv.key()) : put(kv.key(), kv.value(), kv.modRevision());
+      }
+    }
+    return changed;
+  }
+
   /** A listing: the complete set of keys at one revision. Returns whether instances changed. */
   boolean replaceAll(Collection<EtcdReader.KeyVersion> listing) {
     boolean changed = false;

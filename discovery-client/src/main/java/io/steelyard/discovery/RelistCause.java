@@ -12,7 +12,7 @@ enum RelistCause {
    * compacted: the events it missed are gone.
    */
   COMPACTION,
-  /** {@value PrefixWatcher#RELIST_AFTER_WATCH_FAILURES} failed watch resumes in a row. */
+  /** {@value WatcherDefaults#RELIST_AFTER_WATCH_FAILURES} failed watch resumes in a row. */
   WATCH_FAILURES,
   /** jetcd ended the watch without an error. */
   WATCH_CLOSED,

@@ -40,12 +40,12 @@ final class RenewingClient implements WatchRegistry.SharedClient {
 
   /**
    * The production client of {@code connection} for a registry running on {@code scheduler}: the
-   * renewal's rate limit and the listing timeout ({@link WatcherConfig#LIST_TIMEOUT_NANOS}) run
+   * renewal's rate limit and the listing timeout ({@link WatcherDefaults#LIST_TIMEOUT_NANOS}) run
    * on the scheduler's clock, and a replaced client is closed on {@code closer} after the
    * watcher tasks already queued (a watch is cancelled before its client goes).
    */
   static RenewingClient of(EtcdConnection connection, Scheduler scheduler, Executor closer) {
-    EtcdCalls calls = new EtcdCalls(Duration.ofNanos(WatcherConfig.LIST_TIMEOUT_NANOS), scheduler::schedule);
+    EtcdCalls calls = new EtcdCalls(Duration.ofNanos(WatcherDefaults.LIST_TIMEOUT_NANOS), scheduler::schedule);
     return new RenewingClient(
         renewable(connection, scheduler, closer), client -> new JetcdReader(client, calls));
   }

@@ -38,16 +38,16 @@ import javax.annotation.Nullable;
 public final class ServiceWatcher implements AutoCloseable {
 
   /** Default coalescing (throttle) window, in milliseconds. */
-  public static final long DEFAULT_DEBOUNCE_MILLIS = 10;
+  public static final long DEFAULT_DEBOUNCE_MILLIS = WatcherDefaults.DEBOUNCE_MILLIS;
 
   /** Default interval of the safety-net re-list, in minutes. */
-  public static final long DEFAULT_RELIST_INTERVAL_MINUTES = 5;
+  public static final long DEFAULT_RELIST_INTERVAL_MINUTES = WatcherDefaults.RELIST_INTERVAL_MINUTES;
 
   /** Default first retry delay while etcd is unreachable, in milliseconds (then doubling). */
-  public static final long DEFAULT_BACKOFF_INITIAL_MILLIS = 200;
+  public static final long DEFAULT_BACKOFF_INITIAL_MILLIS = WatcherDefaults.BACKOFF_INITIAL_MILLIS;
 
   /** Default longest retry delay while etcd is unreachable, in milliseconds. */
-  public static final long DEFAULT_BACKOFF_MAX_MILLIS = 5_000;
+  public static final long DEFAULT_BACKOFF_MAX_MILLIS = WatcherDefaults.BACKOFF_MAX_MILLIS;
 
   /** Receives the service's snapshots. */
   @FunctionalInterface
@@ -96,7 +96,7 @@ public final class ServiceWatcher implements AutoCloseable {
 
   /** Values of this service skipped as malformed since the shared watcher started. */
   public long malformedCount() {
-    return subscription.watcher().malformedCount();
+    return subscription.watcher().counters().malformedCount();
   }
 
   PrefixWatcher watcher() {

@@ -49,7 +49,7 @@ final class WatchRegistry {
   }
 
   /** A connection's client as its watchers share it; closed when the last of them leaves. */
-  interface SharedClient extends PrefixWatcher.ClientSource {
+  interface SharedClient extends ClientSource {
     /** Closes the client for good; may block for a moment, so the registry calls it on its closer. */
     void close();
   }

@@ -16,17 +16,14 @@ record WatcherConfig(
     long backoffMaxNanos,
     long listTimeoutNanos) {
 
-  /** How long a listing, or a watch's confirmation, may take before the attempt counts as failed. */
-  static final long LIST_TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(5);
-
-  /** The defaults, as published (with their units) on {@link ServiceWatcher}. */
+  /** The defaults ({@link WatcherDefaults}), as published with their units on {@link ServiceWatcher}. */
   static final WatcherConfig DEFAULTS =
       new WatcherConfig(
-          TimeUnit.MILLISECONDS.toNanos(ServiceWatcher.DEFAULT_DEBOUNCE_MILLIS),
-          TimeUnit.MINUTES.toNanos(ServiceWatcher.DEFAULT_RELIST_INTERVAL_MINUTES),
-          TimeUnit.MILLISECONDS.toNanos(ServiceWatcher.DEFAULT_BACKOFF_INITIAL_MILLIS),
-          TimeUnit.MILLISECONDS.toNanos(ServiceWatcher.DEFAULT_BACKOFF_MAX_MILLIS),
-          LIST_TIMEOUT_NANOS);
+          TimeUnit.MILLISECONDS.toNanos(WatcherDefaults.DEBOUNCE_MILLIS),
+          TimeUnit.MINUTES.toNanos(WatcherDefaults.RELIST_INTERVAL_MINUTES),
+          TimeUnit.MILLISECONDS.toNanos(WatcherDefaults.BACKOFF_INITIAL_MILLIS),
+          TimeUnit.MILLISECONDS.toNanos(WatcherDefaults.BACKOFF_MAX_MILLIS),
+          WatcherDefaults.LIST_TIMEOUT_NANOS);
 
   WatcherConfig {
     checkArgument(debounceNanos >= 0, "debounce: %sns (expected: >= 0)", debounceNanos);

@@ -7,7 +7,7 @@ import java.util.function.LongConsumer;
 
 /**
  * What one {@link PrefixWatcher} counts for metrics, readable from any thread: re-lists by cause,
- * watch events skipped as older than its view, the instances of its last published view, and
+ * watch events skipped as older than its view, malformed values, the instances of its last published view, and
  * where the propagation delay of a change goes (the time from its watch response arriving to a
  * channel's balancer holding it).
  *
@@ -19,6 +19,7 @@ final class WatcherCounters {
   private final AtomicLongArray relists = new AtomicLongArray(RelistCause.values().length);
   private final CopyOnWriteArrayList<LongConsumer> propagationSinks = new CopyOnWriteArrayList<>();
   private final AtomicLong staleEventsSkipped = new AtomicLong();
+  private final AtomicLong malformed = new AtomicLong();
   private volatile int instances;
 
   void relisted(RelistCause cause) {
@@ -38,6 +39,15 @@ final class WatcherCounters {
     return staleEventsSkipped.get();
   }
 
+  /** A value of the prefix could not be decoded. */
+  void malformed() {
+    malformed.incrementAndGet();
+  }
+
+  long malformedCount() {
+    return malformed.get();
+  }
+
   void instances(int count) {
     instances = count;
   }
@@ -54,6 +64,14 @@ final class WatcherCounters {
 
   void removePropagationSink(LongConsumer sink) {
     propagationSinks.remove(sink);
+  }
+
+  /** A balancer holds {@code snapshot} at {@code nowNanos}: the delay since its change came. */
+  void propagated(Snapshot snapshot, long nowNanos) {
+    long received = snapshot.changeReceivedNanos();
+    if (received != Snapshot.NO_CHANGE) {
+      propagated(Math.max(0, nowNanos - received));
+    }
   }
 
   void propagated(long nanos) {

@@ -43,7 +43,7 @@ class PrefixWatcherTest {
   };
 
   /** Hands out one reader at a time; renew replaces it as the registry does, minus its rate limit. */
-  private static final class Clients implements PrefixWatcher.ClientSource {
+  private static final class Clients implements ClientSource {
     final List<ScriptedEtcdReader> readers = new ArrayList<>(List.of(new ScriptedEtcdReader("client-1")));
     final List<EtcdReader> renewed = new ArrayList<>();
 
@@ -115,6 +115,107 @@ class PrefixWatcherTest {
     watcher.start();
     clients.current().pendingList().complete(listing(10, kv(P + "a", "10.0.0.1:1|2", 7)));
     return clients.current().openWatch();
+  }
+
+  // ---------------------------------------------------------------- states, in order
+
+  @Test
+  void aWatchThatBreaksBacksOffThenResumesThroughTheHistoryCheck() {
+    List<WatcherState> seen = new ArrayList<>();
+    watcher.start();
+    seen.add(watcher.state());
+    clients.current().pendingList().complete(listing(10, kv(P + "a", "10.0.0.1:1|2", 7)));
+    seen.add(watcher.state());
+    ScriptedWatch w = clients.current().openWatch();
+    w.confirm(1, 10);
+    w.fail(new IOException("connection reset"));
+    seen.add(watcher.state());
+    forwardMillis(200);
+    seen.add(watcher.state());
+    clients.current().pendingKeysAt().answer().complete(keysAt(P + "a", 7));
+    seen.add(watcher.state());
+    watcher.close();
+    seen.add(watcher.state());
+
+    assertThat(seen).containsExactly(
+        WatcherState.LISTING, WatcherState.WATCHING, WatcherState.BACKING_OFF,
+        WatcherState.RESUMING, WatcherState.WATCHING, WatcherState.CLOSED);
+  }
+
+  @Test
+  void aFailedListingBacksOffAndListsAgainWhenTheBackoffIsOver() {
+    watcher.start();
+    clients.current().pendingList().completeExceptionally(new IOException("connection refused"));
+    assertThat(watcher.state()).isEqualTo(WatcherState.BACKING_OFF);
+    forwardMillis(199);
+    assertThat(watcher.state()).isEqualTo(WatcherState.BACKING_OFF);
+    forwardMillis(1);
+    assertThat(watcher.state()).isEqualTo(WatcherState.LISTING);
+    clients.current().pendingList().complete(listing(10));
+    assertThat(watcher.state()).isEqualTo(WatcherState.WATCHING);
+  }
+
+  @Test
+  void theThirdFailedWatchInARowGoesFromBackingOffToListing() {
+    ScriptedWatch w = startListedAndWatching();
+    for (int i = 1; i < WatcherDefaults.RELIST_AFTER_WATCH_FAILURES; i++) {
+      w.fail(new IOException("reset " + i));
+      forwardMillis(200L << (i - 1));
+      assertThat(watcher.state()).isEqualTo(WatcherState.RESUMING);
+      clients.current().pendingKeysAt().answer().complete(keysAt(P + "a", 7));
+      w = clients.current().openWatch();
+    }
+    w.fail(new IOException("reset 3"));
+    assertThat(watcher.state()).isEqualTo(WatcherState.BACKING_OFF);
+    forwardMillis(800);
+    assertThat(watcher.state()).isEqualTo(WatcherState.LISTING);
+  }
+
+  @Test
+  void aHistoryCheckThatFindsOtherKeysGoesFromResumingToListing() {
+    ScriptedWatch w = startListedAndWatching();
+    w.confirm(1, 10);
+    breakAndAwaitTheCheck(w).complete(keysAt(P + "b", 9));
+    assertThat(watcher.state()).isEqualTo(WatcherState.LISTING);
+  }
+
+  @Test
+  void compactionGoesFromWatchingStraightToListing() {
+    ScriptedWatch w = startListedAndWatching();
+    w.confirm(1, 10);
+    w.compacted(15);
+    assertThat(watcher.state()).isEqualTo(WatcherState.LISTING);
+  }
+
+  @Test
+  void theWatchdogMovesAnUnconfirmedWatchToBackingOff() {
+    startListedAndWatching();
+    forwardMillis(TimeUnit.NANOSECONDS.toMillis(WatcherDefaults.LIST_TIMEOUT_NANOS));
+    assertThat(watcher.state()).isEqualTo(WatcherState.BACKING_OFF);
+  }
+
+  @Test
+  void closedIsFinalAndAnAnswerThatComesLaterChangesNothing() {
+    watcher.start();
+    CompletableFuture<EtcdReader.Listing> pending = clients.current().pendingList();
+    watcher.close();
+    pending.complete(listing(10, kv(P + "a", "10.0.0.1:1|2", 7)));
+    forwardMillis(TimeUnit.MINUTES.toMillis(10));
+
+    assertThat(watcher.state()).isEqualTo(WatcherState.CLOSED);
+    assertThat(snapshots).isEmpty();
+    assertThat(clients.watchesOpened()).isZero();
+    assertThat(scheduler.pendingTasks()).isZero();
+  }
+
+  @Test
+  void aLateErrorOfAWatchLeftBehindIsIgnored() {
+    ScriptedWatch w = startListedAndWatching();
+    w.confirm(1, 10);
+    w.compacted(15); // left for a listing
+    w.fail(new IOException("late"));
+    assertThat(watcher.state()).isEqualTo(WatcherState.LISTING);
+    assertThat(watcher.staleSinceMillis()).isZero();
   }
 
   @Test
@@ -214,7 +315,7 @@ class PrefixWatcherTest {
     w.confirm(1, 10);
     breakAndAwaitTheCheck(w).complete(EtcdReader.KeysAt.compacted());
     assertThat(clients.listsAsked()).isEqualTo(2);
-    assertThat(watcher.compactionRelists()).isEqualTo(1);
+    assertThat(watcher.counters().relists(RelistCause.COMPACTION)).isEqualTo(1);
     assertThat(watcher.counters().relists(RelistCause.COMPACTION)).isEqualTo(1);
   }
 
@@ -243,7 +344,7 @@ class PrefixWatcherTest {
     w.compacted(15);
     assertThat(w.cancelled).isTrue();
     assertThat(clients.listsAsked()).as("re-listed without waiting").isEqualTo(2);
-    assertThat(watcher.compactionRelists()).isEqualTo(1);
+    assertThat(watcher.counters().relists(RelistCause.COMPACTION)).isEqualTo(1);
     // Meanwhile a was deleted and b added: only a listing can tell.
     clients.current().pendingList().complete(listing(20, kv(P + "b", "10.0.0.2:1|1", 18)));
     assertThat(last().instances()).containsExactly(B);
@@ -306,10 +407,10 @@ class PrefixWatcherTest {
         put(P + "c", "10.0.0.3:1|1", 12)); // two keys of one transaction share a revision
     assertThat(last().instances()).extracting(ServiceInstance::address, ServiceInstance::weight)
         .containsExactly(tuple("10.0.0.1:1", 2), tuple("10.0.0.2:1", 1), tuple("10.0.0.3:1", 1));
-    assertThat(watcher.staleEventsSkipped()).isEqualTo(1);
+    assertThat(watcher.counters().staleEventsSkipped()).isEqualTo(1);
     w.events(12, put(P + "b", "10.0.0.2:1|9", 12)); // the same revision again: already applied
     assertThat(last().instances()).extracting(ServiceInstance::weight).containsExactly(2, 1, 1);
-    assertThat(watcher.staleEventsSkipped()).isEqualTo(2);
+    assertThat(watcher.counters().staleEventsSkipped()).isEqualTo(2);
   }
 
   /**
@@ -345,7 +446,7 @@ class PrefixWatcherTest {
     assertThat(clients.listsAsked()).isEqualTo(1);
 
     third.fail(new IOException("future revision"));
-    assertThat(PrefixWatcher.RELIST_AFTER_WATCH_FAILURES).isEqualTo(3);
+    assertThat(WatcherDefaults.RELIST_AFTER_WATCH_FAILURES).isEqualTo(3);
     forwardMillis(800);
     assertThat(clients.listsAsked()).isEqualTo(2);
     assertThat(clients.watchesOpened()).isEqualTo(3);
@@ -357,7 +458,7 @@ class PrefixWatcherTest {
   @Test
   void aWatchEtcdDoesNotConfirmWithinTheListTimeoutCountsAsFailed() {
     ScriptedWatch w = startListedAndWatching();
-    forwardMillis(TimeUnit.NANOSECONDS.toMillis(WatcherConfig.LIST_TIMEOUT_NANOS) - 1);
+    forwardMillis(TimeUnit.NANOSECONDS.toMillis(WatcherDefaults.LIST_TIMEOUT_NANOS) - 1);
     assertThat(w.cancelled).isFalse();
     assertThat(last().isStale()).isFalse();
 
@@ -415,7 +516,7 @@ class PrefixWatcherTest {
 
     forwardMillis(200);
     first.pendingList().completeExceptionally(new IOException("connection refused"));
-    assertThat(PrefixWatcher.RENEW_CLIENT_AFTER_FAILURES).isEqualTo(2);
+    assertThat(WatcherDefaults.RENEW_CLIENT_AFTER_FAILURES).isEqualTo(2);
     assertThat(clients.renewed).containsExactly(first);
 
     forwardMillis(400);
@@ -496,7 +597,7 @@ class PrefixWatcherTest {
     w.events(12, put(P + "b", "10.0.0.2:1|1", 12)); // the old stream, late
     w.compacted(15);
     assertThat(snapshots).allSatisfy(s -> assertThat(s.instances()).containsExactly(A));
-    assertThat(watcher.compactionRelists()).isZero();
+    assertThat(watcher.counters().relists(RelistCause.COMPACTION)).isZero();
     forwardMillis(200);
     clients.current().pendingKeysAt().answer().complete(keysAt(P + "a", 7));
     assertThat(clients.current().openWatch().fromRevision).isEqualTo(11);
@@ -522,7 +623,7 @@ class PrefixWatcherTest {
     assertThat(snapshots).hasSize(2);
     assertThat(last().instances()).containsExactly(A);
     assertThat(last().malformed()).extracting(Snapshot.MalformedKey::key).containsExactly(P + "bad");
-    assertThat(watcher.malformedCount()).isEqualTo(1);
+    assertThat(watcher.counters().malformedCount()).isEqualTo(1);
     assertThat(stats.malformedValues()).isEqualTo(1);
 
     w.events(12, EtcdReader.Event.delete(P + "bad", 12));

@@ -45,7 +45,8 @@ class RefusedListingIT {
 
   private final List<Throwable> unavailable = new CopyOnWriteArrayList<>();
   private final ListAppender<ILoggingEvent> logs = new ListAppender<>();
-  private final Logger watcherLog = (Logger) LoggerFactory.getLogger(PrefixWatcher.class);
+  // The watcher and its parts (Staleness logs the failures) log under the package.
+  private final Logger watcherLog = (Logger) LoggerFactory.getLogger(PrefixWatcher.class.getPackageName());
 
   @BeforeAll
   static void usersAndABigService() throws Exception {

@@ -12,8 +12,8 @@ class GreeterClientReportTest {
 
   @Test
   void expectedSharesFollowWeights() {
-    GreeterClientMain.Report r =
-        new GreeterClientMain.Report("t", Map.of("a:1", 125L, "b:1", 250L, "c:1", 625L), Map.of(),
+    GreeterClientReport r =
+        new GreeterClientReport("t", Map.of("a:1", 125L, "b:1", 250L, "c:1", 625L), Map.of(),
             Map.of("a:1", 1, "b:1", 2, "c:1", 5), 10);
     assertThat(r.rows.get("c:1").expected()).isEqualTo(0.625);
     assertThat(r.rows.get("c:1").observed()).isEqualTo(0.625);
@@ -22,24 +22,24 @@ class GreeterClientReportTest {
 
   @Test
   void shareOutsideTolerancesIsAProblem() {
-    GreeterClientMain.Report r =
-        new GreeterClientMain.Report("t", Map.of("a:1", 500L, "b:1", 500L), Map.of(),
+    GreeterClientReport r =
+        new GreeterClientReport("t", Map.of("a:1", 500L, "b:1", 500L), Map.of(),
             Map.of("a:1", 1, "b:1", 3), 10);
     assertThat(r.check(3.0, null)).hasSize(2).first().asString().contains("a:1 observed 50.0%, expected 25.0%");
   }
 
   @Test
   void drainedBackendMustGetNoCallAtAll() {
-    GreeterClientMain.Report r =
-        new GreeterClientMain.Report("t", Map.of("a:1", 999L, "b:1", 1L), Map.of(),
+    GreeterClientReport r =
+        new GreeterClientReport("t", Map.of("a:1", 999L, "b:1", 1L), Map.of(),
             Map.of("a:1", 1, "b:1", 0), 10);
     assertThat(r.check(3.0, null)).containsExactly("b:1 is drained (weight 0) but answered 1 calls");
   }
 
   @Test
   void allDrainedMeansEqualShares() {
-    GreeterClientMain.Report r =
-        new GreeterClientMain.Report("t", Map.of("a:1", 50L, "b:1", 50L), Map.of(),
+    GreeterClientReport r =
+        new GreeterClientReport("t", Map.of("a:1", 50L, "b:1", 50L), Map.of(),
             Map.of("a:1", 0, "b:1", 0), 10);
     assertThat(r.rows.get("a:1").expected()).isEqualTo(0.5);
     assertThat(r.check(3.0, null)).isEmpty();
@@ -47,8 +47,8 @@ class GreeterClientReportTest {
 
   @Test
   void failuresBeyondTheAllowanceAreAProblem() {
-    GreeterClientMain.Report r =
-        new GreeterClientMain.Report("t", Map.of("a:1", 10L), Map.of("UNAVAILABLE", 2L),
+    GreeterClientReport r =
+        new GreeterClientReport("t", Map.of("a:1", 10L), Map.of("UNAVAILABLE", 2L),
             Map.of("a:1", 1), 10);
     assertThat(r.check(null, 1L)).hasSize(1);
     assertThat(r.check(null, 2L)).isEmpty();
@@ -56,8 +56,8 @@ class GreeterClientReportTest {
 
   @Test
   void jsonCarriesEveryBackend() {
-    GreeterClientMain.Report r =
-        new GreeterClientMain.Report("etcd://h:1/greeter", Map.of("a:1", 3L), Map.of("UNAVAILABLE", 1L),
+    GreeterClientReport r =
+        new GreeterClientReport("etcd://h:1/greeter", Map.of("a:1", 3L), Map.of("UNAVAILABLE", 1L),
             Map.of("a:1", 1, "b:1", 1), 7);
     assertThat(r.json(List.of("x \"y\"")))
         .isEqualTo("{\"target\":\"etcd://h:1/greeter\",\"succeeded\":3,\"failed\":1,"

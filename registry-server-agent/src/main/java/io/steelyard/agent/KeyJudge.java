@@ -2,6 +2,8 @@ package io.steelyard.agent;
 
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
+import io.etcd.jetcd.lease.LeaseTimeToLiveResponse;
+import io.etcd.jetcd.options.LeaseOption;
 import io.steelyard.registry.DecodedValue;
 import io.steelyard.registry.ValueCodec;
 import io.steelyard.registry.internal.EtcdCalls;
@@ -26,6 +28,9 @@ import org.slf4j.LoggerFactory;
  * after our write failed its revision guard), so our own writes are never taken for an
  * operator's. It keeps the key's mod revision as last seen: the guard of the next registration
  * put.
+ *
+ * <p><b>A key gone</b> ({@link #onKeyGone}) is an operator's delete while its lease lives on, else
+ * the lease went and took the key with it.
  *
  * <p>Threading: confined to the registration's serial executor.
  */
@@ -53,8 +58,11 @@ final class KeyJudge {
     /** Runs {@code task} on serial after the registration's retry backoff; returns the delay. */
     long retryLater(Runnable task);
 
-    /** etcd no longer knows {@code lease}: every key on it registers again. */
-    void leaseGone(long lease, String reason);
+    /** etcd no longer knows {@code lease} ({@code why}): every key on it registers again. */
+    void leaseGone(long lease, RecoveryCause why, String reason);
+
+    /** The key was deleted while {@code lease} lives: an operator deregistered it. */
+    void deletedByOperator(long lease);
   }
 
   private static final Logger logger = LoggerFactory.getLogger(KeyJudge.class);
@@ -145,6 +153,65 @@ final class KeyJudge {
       return;
     }
     judge(kv);
+  }
+
+  /** What the watch of the key for generation {@code gen} says, judged here. */
+  KeyWatch.Listener watchListener(long gen) {
+    return new KeyWatch.Listener() {
+      @Override
+      public void onKeyWritten(KeyValue kv) {
+        KeyJudge.this.onKeyWritten(gen, kv);
+      }
+
+      @Override
+      public void onKeyGone() {
+        KeyJudge.this.onKeyGone(gen);
+      }
+
+      @Override
+      public void onEtcdWentBack(@Nullable KeyValue kv) {
+        KeyJudge.this.onEtcdWentBack(gen, kv);
+      }
+    };
+  }
+
+  /** The watch saw the key deleted: asks etcd whether its lease lives, then judges. */
+  void onKeyGone(long gen) {
+    if (gen != reg.generation() || reg.closing()) {
+      return;
+    }
+    long lease = reg.leaseId();
+    Client client = reg.client();
+    calls.call(
+            "ask etcd about lease " + Long.toHexString(lease),
+            () -> client.getLeaseClient().timeToLive(lease, LeaseOption.DEFAULT))
+        .whenCompleteAsync((r, t) -> afterKeyGone(gen, lease, r, t), serial);
+  }
+
+  private void afterKeyGone(
+      long gen, long lease, @Nullable LeaseTimeToLiveResponse r, @Nullable Throwable t) {
+    if (gen != reg.generation() || reg.closing()) {
+      return;
+    }
+    long ttl;
+    if (t == null) {
+      ttl = r.getTTL();
+    } else if (EtcdErrors.isLeaseNotFound(t)) {
+      ttl = -1;
+    } else {
+      long delayNanos = reg.retryLater(() -> onKeyGone(gen));
+      logger.info(
+          "Key {} is gone; cannot ask etcd about lease {} yet, asking again in {} ms: {}",
+          key, Long.toHexString(lease), TimeUnit.NANOSECONDS.toMillis(delayNanos),
+          EtcdErrors.message(t));
+      return;
+    }
+    if (ttl > 0) {
+      knownModRevision = 0; // the next put expects it absent
+      reg.deletedByOperator(lease);
+    } else {
+      reg.leaseGone(lease, RecoveryCause.KEY_LOST, "the key went with its lease (revoked or expired)");
+    }
   }
 
   /** A value under our lease that we did not write: its weight is judged by the weights. */
@@ -243,12 +310,13 @@ final class KeyJudge {
                     "{} written again after etcd went back: weight {}, lease {}",
                     key, w, Long.toHexString(lease));
               } else if (EtcdErrors.isLeaseNotFound(t)) {
-                reg.leaseGone(lease, "etcd went back in time to before the lease");
+                reg.leaseGone(
+                    lease, RecoveryCause.LEASE_EXPIRED, "etcd went back in time to before the lease");
               } else {
                 long delayNanos = reg.retryLater(() -> reassert(gen));
                 logger.info(
                     "Could not write {} again after etcd went back; retrying in {} ms: {}",
-                    key, TimeUnit.NANOSECONDS.toMillis(delayNanos), LeaseKeeper.message(t));
+                    key, TimeUnit.NANOSECONDS.toMillis(delayNanos), EtcdErrors.message(t));
               }
             },
             serial);

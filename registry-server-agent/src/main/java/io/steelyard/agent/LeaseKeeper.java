@@ -9,7 +9,6 @@ import io.etcd.jetcd.lease.LeaseGrantResponse;
 import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
 import io.etcd.jetcd.support.CloseableClient;
 import io.grpc.stub.StreamObserver;
-import io.steelyard.registry.RegistryException;
 import io.steelyard.registry.internal.EtcdCalls;
 import io.steelyard.registry.internal.EtcdErrors;
 import java.time.Duration;
@@ -274,7 +273,7 @@ final class LeaseKeeper {
               } else {
                 logger.warn(
                     "Could not revoke lease {} of {}; its keys expire within {}s: {}",
-                    Long.toHexString(lease), who, ttlSeconds, message(t));
+                    Long.toHexString(lease), who, ttlSeconds, EtcdErrors.message(t));
               }
               return null;
             });
@@ -286,14 +285,9 @@ final class LeaseKeeper {
         .whenComplete(
             (r, t) -> {
               if (t != null && !EtcdErrors.isLeaseNotFound(t)) {
-                logger.debug("Revoking stale lease {} failed: {}", Long.toHexString(lease), message(t));
+                logger.debug("Revoking stale lease {} failed: {}", Long.toHexString(lease), EtcdErrors.message(t));
               }
             });
-  }
-
-  static String message(Throwable t) {
-    Throwable c = EtcdErrors.unwrap(t);
-    return c instanceof RegistryException ? c.getMessage() : String.valueOf(c);
   }
 
   /** One lease being kept alive over one client. Confined to its serial executor. */
@@ -437,7 +431,7 @@ final class LeaseKeeper {
       // the stream itself after 500 ms; if no answer arrives within the TTL the clock says lost.
       logger.info(
           "Keepalive stream of lease {} ({}) failed; jetcd reopens it: {}",
-          Long.toHexString(lease), who, message(t));
+          Long.toHexString(lease), who, EtcdErrors.message(t));
       listener.onBroken(this, t);
     }
 

@@ -4,8 +4,6 @@ import com.google.common.base.Ticker;
 import com.google.common.util.concurrent.MoreExecutors;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.lease.LeaseGrantResponse;
-import io.steelyard.registry.internal.Backoff;
-import io.steelyard.registry.internal.EtcdCalls;
 import io.steelyard.registry.internal.RenewableClient;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -45,7 +43,7 @@ import org.slf4j.LoggerFactory;
  *       replaced with a fresh one (when owned) and the keepalive moves to it, so it reaches a
  *       healthy member before the lease expires. See {@link LeaseKeeper}.
  *   <li><b>Leave</b>: a registration that closes deletes its own key, guarded ({@link
- *       OwnKey#deleteIfHeldBy}), not by revoking the lease others still use; the last one to
+ *       LeftKeys}), not by revoking the lease others still use; the last one to
  *       leave revokes the lease instead, which removes its key with it (one call, and all a
  *       private lease ever does).
  * </ul>
@@ -68,7 +66,6 @@ final class LeaseShare {
   }
 
   private static final Logger logger = LoggerFactory.getLogger(LeaseShare.class);
-  private static final int MAX_DELETE_BACKOFF_ATTEMPT = 10;
 
   private final String who;
   private final RenewableClient clients;
@@ -76,8 +73,7 @@ final class LeaseShare {
   private final ScheduledExecutorService scheduler;
   private final Executor serial;
   private final Ticker ticker;
-  private final Duration operationTimeout;
-  private final Backoff backoff;
+  private final LeftKeys leftKeys;
   private final LeaseKeeper.Listener keepAliveListener = new KeepAliveListener();
 
   /** Every user that joined and has not left; read by any thread (SharedLease.close). */
@@ -111,13 +107,10 @@ final class LeaseShare {
     this.scheduler = scheduler;
     this.serial = MoreExecutors.newSequentialExecutor(scheduler);
     this.ticker = ticker;
-    this.operationTimeout = operationTimeout;
-    this.backoff =
-        new Backoff(
-            Duration.ofMillis(ServiceRegistration.DEFAULT_RETRY_INITIAL_DELAY_MILLIS),
-            Duration.ofMillis(ServiceRegistration.DEFAULT_RETRY_MAX_DELAY_MILLIS),
-            ServiceRegistration.RETRY_JITTER,
-            random);
+    this.leftKeys =
+        new LeftKeys(
+            who, scheduler, serial, operationTimeout, RegistrationDefaults.defaultBackoff(random),
+            clients::client, () -> closed || users.isEmpty() ? Set.of() : heldLeases());
   }
 
   /** The current client: the one to make every call of a user with. */
@@ -349,58 +342,12 @@ final class LeaseShare {
       done.complete(null);
       return;
     }
-    Set<Long> ours = heldLeases();
-    Duration timeout = budget.compareTo(operationTimeout) < 0 ? budget : operationTimeout;
-    if (timeout.isNegative() || timeout.isZero()) {
-      deleteLater(key, 0);
-      done.complete(null);
-      return;
-    }
-    key.deleteIfHeldBy(new EtcdCalls(timeout, scheduler::schedule), clients.client(), ours)
-        .whenCompleteAsync(
-            (deleted, t) -> {
-              if (t != null) {
-                logger.warn(
-                    "Could not delete {} ({}); retrying in the background while the lease lives: {}",
-                    key, who, LeaseKeeper.message(t));
-                deleteLater(key, 0);
-              } else if (deleted) {
-                logger.info(
-                    "Deregistered {}: deleted it, lease {} stays for {} other registration(s)",
-                    key, Long.toHexString(lease), users.size());
-              } else {
-                logger.info("Deregistered {}: it was no longer held by {}'s lease", key, who);
-              }
-              revokeStaleNotInUse();
-              done.complete(null);
-            },
-            serial);
-  }
-
-  /** Retries the delete of a key left behind by a registration that closed, with backoff. */
-  private void deleteLater(OwnKey key, int attempt) {
-    long delayNanos = backoff.delayNanos(Math.min(attempt, MAX_DELETE_BACKOFF_ATTEMPT));
-    scheduler.schedule(
-        () ->
-            post(
-                () -> {
-                  Set<Long> ours = heldLeases();
-                  if (closed || users.isEmpty() || ours.isEmpty()) {
-                    return; // the leases were revoked, or are lost: the key is gone with them
-                  }
-                  key.deleteIfHeldBy(new EtcdCalls(operationTimeout, scheduler::schedule), clients.client(), ours)
-                      .whenCompleteAsync(
-                          (deleted, t) -> {
-                            if (t != null) {
-                              deleteLater(key, attempt + 1);
-                            } else {
-                              logger.info("Deleted {} left behind by a closed registration", key);
-                            }
-                          },
-                          serial);
-                }),
-        delayNanos,
-        TimeUnit.NANOSECONDS);
+    leftKeys.delete(key, budget).whenCompleteAsync(
+        (v, t) -> {
+          revokeStaleNotInUse();
+          done.complete(null);
+        },
+        serial);
   }
 
   private Set<Long> heldLeases() {
@@ -488,7 +435,7 @@ final class LeaseShare {
             "Keepalive of lease {} ({}) silent for {} ms; cannot move it to a fresh connection ({});"
                 + " the lease expires {}s after the last answer unless etcd answers",
             Long.toHexString(k.lease()), who, silentMillis,
-            clients.owned() ? "replaced less than " + ServiceRegistration.RENEW_CLIENT_MIN_INTERVAL.toSeconds() + " s ago" : "the client is the caller's",
+            clients.owned() ? "replaced less than " + RegistrationDefaults.RENEW_CLIENT_MIN_INTERVAL.toSeconds() + " s ago" : "the client is the caller's",
             ttlSeconds());
       }
     }

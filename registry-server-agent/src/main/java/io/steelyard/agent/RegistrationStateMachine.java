@@ -6,18 +6,11 @@ import static java.util.Objects.requireNonNull;
 import com.google.common.base.Ticker;
 import com.google.common.util.concurrent.MoreExecutors;
 import io.etcd.jetcd.Client;
-import io.etcd.jetcd.KeyValue;
-import io.etcd.jetcd.lease.LeaseTimeToLiveResponse;
-import io.etcd.jetcd.options.LeaseOption;
 import io.steelyard.registry.RegistryException;
-import io.steelyard.registry.ServiceInstance;
-import io.steelyard.registry.ValueCodec;
-import io.steelyard.registry.ValueFormat;
 import io.steelyard.registry.internal.Backoff;
 import io.steelyard.registry.internal.EtcdCalls;
-import io.steelyard.registry.internal.EtcdErrors;
+import io.steelyard.registry.internal.RetryPolicy;
 import java.time.Duration;
-import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
@@ -34,10 +27,12 @@ import org.slf4j.LoggerFactory;
  * The state machine behind a {@link ServiceRegistration} ({@link RegistrationState} draws the
  * transitions): acquire the lease and put the key, recovery after a lost lease, an operator's
  * delete, close. The lease and its keepalive are {@link LeaseShare}'s (a private one, or a {@link
- * SharedLease}'s), the guarded writes of the key {@link OwnKey}'s, the watch of the key {@link
- * KeyWatch}'s, judging what the watch says (our write, an operator's, etcd gone back in time)
- * {@link KeyJudge}'s, the weight wanted and its writes {@link WeightWrites}'s (with the weight
- * source's decisions, {@link WeightPublisher}'s); this class holds the per-key state and decides.
+ * SharedLease}'s), one attempt to register {@link RegistrationAttempt}'s, when to try again
+ * {@link RegistrationRetry}'s (the one {@link io.steelyard.registry.internal.RetryPolicy}), the
+ * guarded writes of the key {@link OwnKey}'s, the watch of the key {@link KeyWatch}'s, judging what
+ * the watch says (our write, an operator's, a key gone, etcd gone back in time) {@link KeyJudge}'s,
+ * the weight wanted and its writes {@link WeightWrites}'s (with the weight source's decisions,
+ * {@link WeightPublisher}'s); this class holds the per-key state and decides.
  *
  * <p>Threading: every field marked "serial" is touched only on {@link #serial}, a sequential
  * executor over the scheduler shared by all registrations. etcd answers, lease, watch and timer
@@ -46,20 +41,13 @@ import org.slf4j.LoggerFactory;
  */
 final class RegistrationStateMachine implements LeaseShare.User {
 
-  /** Consecutive failed attempts after which an owned client is replaced; see RenewableClient. */
-  static final int RECONNECT_AFTER_ATTEMPTS = 2;
-  /** The key-gone and re-assert retry delays stop growing after this many failures. */
-  static final int MAX_RETRY_BACKOFF_ATTEMPT = 10;
   /** Kept from the close budget for the last steps after the revokes. */
   private static final Duration CLOSE_MARGIN = Duration.ofMillis(100);
 
   private static final Logger logger = LoggerFactory.getLogger(RegistrationStateMachine.class);
 
-  private final String service;
-  private final String address;
   private final String key;
-  private final ValueFormat format;
-  private final Map<String, String> metadata;
+  private final RegistrationValue value;
   private final Duration operationTimeout;
   private final Duration closeTimeout;
   private final LeaseShare share;
@@ -69,6 +57,7 @@ final class RegistrationStateMachine implements LeaseShare.User {
   private final Executor serial;
   private final Ticker ticker;
   private final Backoff backoff;
+  private final RegistrationRetry retry;
   private final EtcdCalls calls;
   private final String who;
   private final WeightWrites weights;
@@ -83,29 +72,21 @@ final class RegistrationStateMachine implements LeaseShare.User {
   /** The live lease holding the key; 0 unless REGISTERED. Written only on serial. */
   private volatile long leaseId;
   private volatile long closeStartNanos;
-  /** Why etcd refused the last attempt, while REFUSED; else null. */
-  @Nullable private volatile RegistryException refusal;
   // serial: whether the key was ever registered (a refusal then falls back to RECOVERING)
   private boolean registeredOnce;
 
   // serial: bumped whenever the lease's watch is dropped, to ignore its late work
   private long generation;
   // serial
-  private int attempt;
-  private int retryAttempt;
   @Nullable private KeyWatch watch;
   /** serial: the pending retry of a registration, key-gone check or re-assert; at most one. */
   @Nullable private Future<?> timer;
-  /** serial: the etcd call the current registration attempt waits for. */
-  @Nullable private CompletableFuture<?> inFlight;
+  private final RegistrationAttempt attempt;
 
   RegistrationStateMachine(ServiceRegistrationBuilder b, LeaseShare share, boolean ownsShare) {
-    this.service = b.service;
-    this.address = b.address;
     this.key = b.layout.instanceKey(b.service, b.address);
     this.ownKey = new OwnKey(b.layout, b.service, b.address);
-    this.format = b.effectiveFormat();
-    this.metadata = Map.copyOf(b.metadata);
+    this.value = new RegistrationValue(b.service, b.address, b.metadata, b.effectiveFormat());
     this.operationTimeout = b.operationTimeout;
     this.closeTimeout = b.closeTimeout;
     this.share = share;
@@ -113,11 +94,12 @@ final class RegistrationStateMachine implements LeaseShare.User {
     this.scheduler = b.scheduler;
     this.serial = MoreExecutors.newSequentialExecutor(b.scheduler);
     this.ticker = b.ticker;
-    this.backoff =
-        new Backoff(b.retryInitialDelay, b.retryMaxDelay, ServiceRegistration.RETRY_JITTER, b.random);
+    this.backoff = RegistrationDefaults.backoff(b.retryInitialDelay, b.retryMaxDelay, b.random);
     this.calls = new EtcdCalls(b.operationTimeout, scheduler::schedule);
-    this.who = service + " at " + address;
+    this.who = b.service + " at " + b.address;
     this.states = new StatePublisher(who, b.listeners);
+    this.retry = new RegistrationRetry(who, key, backoff);
+    this.attempt = new RegistrationAttempt(share, this, ownKey, calls, serial, closing::get);
     Parts parts = new Parts();
     this.weights = new WeightWrites(b, serial, calls, backoff, who, parts);
     this.judge = new KeyJudge(ownKey, calls, serial, weights, parts);
@@ -149,7 +131,9 @@ final class RegistrationStateMachine implements LeaseShare.User {
 
   /** Why etcd refused the registration, while REFUSED. */
   Optional<RegistryException> refusal() {
-    return states.state() == RegistrationState.REFUSED ? Optional.ofNullable(refusal) : Optional.empty();
+    return states.state() == RegistrationState.REFUSED
+        ? Optional.ofNullable(retry.refusal())
+        : Optional.empty();
   }
 
   CompletableFuture<Void> reregister() {
@@ -170,7 +154,7 @@ final class RegistrationStateMachine implements LeaseShare.User {
               if (now == RegistrationState.REFUSED) {
                 cancelTimer(); // the slow retry of a refusal: try now instead
               }
-              attempt = 0;
+              retry.startOver();
               states.set(RegistrationState.REGISTERING);
               tryRegister();
             }
@@ -253,123 +237,51 @@ final class RegistrationStateMachine implements LeaseShare.User {
     if (closing.get() || states.state() == RegistrationState.REGISTERED) {
       return;
     }
-    CompletableFuture<Long> acquired = share.acquire(this);
-    inFlight = acquired;
-    acquired.whenCompleteAsync(
-        (lease, t) -> {
-          if (closing.get()) {
-            return; // doClose cancelled the call
-          }
-          if (t != null) {
-            onAttemptFailed(t);
-            return;
-          }
-          Client client = client();
-          int w = weights.weight(); // a weight set while the lease was granted counts
-          CompletableFuture<Long> put =
-              ownKey.put(calls, client, encode(w), lease, judge.knownModRevision());
-          inFlight = put;
-          put.whenCompleteAsync(
-              (revision, t2) -> {
-                if (closing.get()) {
-                  return; // doClose leaves the share, which deletes the key or revokes the lease
-                }
-                if (t2 != null) {
-                  if (EtcdErrors.isLeaseNotFound(t2)) {
-                    share.reportLost(
-                        lease, RecoveryCause.LEASE_EXPIRED, "etcd refused a put with it: lease not found");
-                  }
-                  onAttemptFailed(t2);
-                } else {
-                  onRegistered(lease, revision, w);
-                }
-              },
-              serial);
-        },
-        serial);
-  }
-
-  private void onAttemptFailed(Throwable t) {
-    inFlight = null;
-    // A refusal (permission, credentials, TLS, a limit) is not an outage: neither a quick retry
-    // nor a new client fixes it, so wait the longest delay until an operator has acted.
-    RegistryException failure = EtcdErrors.toRegistryException("register " + key, t);
-    boolean refused = failure.kind().refused();
-    long delayNanos = refused ? backoff.cappedDelayNanos() : backoff.delayNanos(attempt);
-    attempt++;
-    Throwable cause = EtcdErrors.unwrap(t);
-    if (refused) {
-      onRefused(failure, delayNanos);
-    } else if (states.state() == RegistrationState.REFUSED) {
-      states.set(registeredOnce ? RegistrationState.RECOVERING : RegistrationState.REGISTERING);
-    }
-    if (refused) {
-      // onRefused logged it, once per distinct reason, in one line.
-    } else if (attempt == 1 || attempt % 10 == 0) {
-      logger.warn(
-          "Could not register {} (attempt {}); retrying in {} ms",
-          who, attempt, TimeUnit.NANOSECONDS.toMillis(delayNanos), cause);
-    } else {
-      logger.warn(
-          "Could not register {} (attempt {}); retrying in {} ms: {}",
-          who, attempt, TimeUnit.NANOSECONDS.toMillis(delayNanos), cause.getMessage());
-    }
-    // A new client also reads the certificate files again: after a TLS refusal (an expired
-    // client certificate, say) that picks up rotated files without a restart.
-    boolean renewable = !refused || failure.kind() == RegistryException.Kind.TLS;
-    if (attempt >= RECONNECT_AFTER_ATTEMPTS && renewable) {
-      share.renew(client());
-    }
-    timer = schedule(this::tryRegister, delayNanos);
+    // The attempt completes on serial: no second hop.
+    attempt
+        .start(weights::weight, value::encode, judge::knownModRevision)
+        .whenComplete(
+            (r, t) -> {
+              if (closing.get()) {
+                return; // doClose leaves the share, which deletes the key or revokes the lease
+              }
+              if (t != null) {
+                onAttemptFailed(t);
+              } else {
+                onRegistered(r.lease(), r.revision(), r.weight());
+              }
+            });
   }
 
   /**
-   * etcd said no: state REFUSED with the reason, the first registration's future fails with it,
-   * and one line is logged per distinct reason (no stack trace: the message names the problem).
+   * The attempt failed: retry as the policy says ({@link RegistrationRetry}). A refusal puts the
+   * registration in REFUSED (its first future fails with the reason); an attempt that fails
+   * otherwise after a refusal leaves REFUSED.
    */
-  private void onRefused(RegistryException failure, long retryNanos) {
-    RegistryException previous = refusal;
-    refusal = failure;
-    if (previous == null || !previous.getMessage().equals(failure.getMessage())) {
-      logger.warn(
-          "etcd refused to register {}: {}; trying again every {} ms in case the role or"
-              + " credentials are fixed",
-          who, failure.getMessage(), TimeUnit.NANOSECONDS.toMillis(retryNanos));
-    } else {
-      logger.debug("etcd still refuses to register {}: {}", who, failure.getMessage());
+  private void onAttemptFailed(Throwable t) {
+    RetryPolicy.Decision d = retry.attemptFailed(t);
+    if (d.refused()) {
+      states.refuse(d.error());
+    } else if (states.state() == RegistrationState.REFUSED) {
+      states.set(registeredOnce ? RegistrationState.RECOVERING : RegistrationState.REGISTERING);
     }
-    states.refuse(failure);
+    if (d.renewClient()) {
+      share.renew(client());
+    }
+    timer = schedule(this::tryRegister, d.delayNanos());
   }
 
   private void onRegistered(long lease, long putRevision, int w) {
-    inFlight = null;
     registeredOnce = true;
-    refusal = null;
+    retry.registered();
     leaseId = lease;
-    attempt = 0;
-    retryAttempt = 0;
     judge.registered(putRevision);
     long gen = ++generation;
     share.written(this, lease);
     watch =
         new KeyWatch(
             share::client, ownKey.bytes(), key, calls, serial, scheduler, backoff,
-            new KeyWatch.Listener() {
-              @Override
-              public void onKeyWritten(KeyValue kv) {
-                judge.onKeyWritten(gen, kv);
-              }
-
-              @Override
-              public void onKeyGone() {
-                RegistrationStateMachine.this.onKeyGone(gen);
-              }
-
-              @Override
-              public void onEtcdWentBack(@Nullable KeyValue kv) {
-                judge.onEtcdWentBack(gen, kv);
-              }
-            });
+            judge.watchListener(gen));
     watch.start(putRevision);
     logger.info(
         "Registered {} as {} with lease {} (ttl {}s, weight {})",
@@ -387,58 +299,17 @@ final class RegistrationStateMachine implements LeaseShare.User {
     }
   }
 
-  private byte[] encode(int w) {
-    return ValueCodec.encode(new ServiceInstance(service, address, w, metadata), format.forWeight(w));
-  }
-
-  /** The key disappeared: an operator's delete if the lease lives on, else a lost lease. */
-  private void onKeyGone(long gen) {
-    timer = null;
-    if (gen != generation || closing.get()) {
-      return;
-    }
-    long lease = leaseId;
-    Client client = client();
-    calls.call(
-            "ask etcd about lease " + Long.toHexString(lease),
-            () -> client.getLeaseClient().timeToLive(lease, LeaseOption.DEFAULT))
-        .whenCompleteAsync((r, t) -> afterKeyGone(gen, lease, r, t), serial);
-  }
-
-  private void afterKeyGone(
-      long gen, long lease, @Nullable LeaseTimeToLiveResponse r, @Nullable Throwable t) {
-    if (gen != generation || closing.get()) {
-      return;
-    }
-    long ttl;
-    if (t == null) {
-      ttl = r.getTTL();
-    } else if (EtcdErrors.isLeaseNotFound(t)) {
-      ttl = -1;
-    } else {
-      long delayNanos = retryLater(() -> onKeyGone(gen));
-      logger.info(
-          "Key {} is gone; cannot ask etcd about lease {} yet, asking again in {} ms: {}",
-          key, Long.toHexString(lease), TimeUnit.NANOSECONDS.toMillis(delayNanos),
-          EtcdErrors.unwrap(t).getMessage());
-      return;
-    }
-    if (ttl > 0) {
-      logger.warn(
-          "Key {} was deleted while lease {} is alive: an operator deregistered {}; not writing it"
-              + " back until reregister()",
-          key, Long.toHexString(lease), who);
-      dropWatch();
-      leaseId = 0;
-      judge.forgetKey();
-      // A lease of our own is revoked now, useless; a shared one stays for the others.
-      share.leave(this, null, operationTimeout);
-      states.set(RegistrationState.DELETED_BY_OPERATOR);
-    } else {
-      String reason = "the key went with its lease (revoked or expired)";
-      share.reportLost(lease, RecoveryCause.KEY_LOST, reason);
-      leaseLost(lease, RecoveryCause.KEY_LOST, reason);
-    }
+  /** etcd says {@code lease} lives although its key went: an operator deregistered it. */
+  private void deletedByOperator(long lease) {
+    logger.warn(
+        "Key {} was deleted while lease {} is alive: an operator deregistered {}; not writing it"
+            + " back until reregister()",
+        key, Long.toHexString(lease), who);
+    dropWatch();
+    leaseId = 0;
+    // A lease of our own is revoked now, useless; a shared one stays for the others.
+    share.leave(this, null, operationTimeout);
+    states.set(RegistrationState.DELETED_BY_OPERATOR);
   }
 
   private void leaseLost(long lease, RecoveryCause why, String reason) {
@@ -449,7 +320,7 @@ final class RegistrationStateMachine implements LeaseShare.User {
         "Registering {} again: lease {} lost ({}, {})", who, Long.toHexString(lease), why.tag(), reason);
     dropWatch();
     leaseId = 0;
-    attempt = 0;
+    retry.startOver();
     states.recover(why);
     tryRegister();
   }
@@ -470,7 +341,7 @@ final class RegistrationStateMachine implements LeaseShare.User {
    * #timer}); returns the delay.
    */
   private long retryLater(Runnable task) {
-    long delayNanos = backoff.delayNanos(Math.min(retryAttempt++, MAX_RETRY_BACKOFF_ATTEMPT));
+    long delayNanos = retry.checkDelayNanos();
     timer = schedule(() -> {
       timer = null;
       task.run();
@@ -487,10 +358,7 @@ final class RegistrationStateMachine implements LeaseShare.User {
 
   private void doClose() {
     cancelTimer();
-    if (inFlight != null) {
-      inFlight.cancel(true);
-      inFlight = null;
-    }
+    attempt.cancel();
     dropWatch();
     weights.close();
     Duration left =
@@ -605,12 +473,12 @@ final class RegistrationStateMachine implements LeaseShare.User {
 
     @Override
     public byte[] encode(int w) {
-      return RegistrationStateMachine.this.encode(w);
+      return value.encode(w);
     }
 
     @Override
     public void keyAnswered() {
-      retryAttempt = 0;
+      retry.keyAnswered();
     }
 
     @Override
@@ -619,9 +487,14 @@ final class RegistrationStateMachine implements LeaseShare.User {
     }
 
     @Override
-    public void leaseGone(long lease, String reason) {
-      share.reportLost(lease, RecoveryCause.LEASE_EXPIRED, reason);
-      leaseLost(lease, RecoveryCause.LEASE_EXPIRED, reason);
+    public void leaseGone(long lease, RecoveryCause why, String reason) {
+      share.reportLost(lease, why, reason);
+      leaseLost(lease, why, reason);
+    }
+
+    @Override
+    public void deletedByOperator(long lease) {
+      RegistrationStateMachine.this.deletedByOperator(lease);
     }
   }
 }

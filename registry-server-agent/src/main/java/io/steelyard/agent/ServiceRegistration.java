@@ -61,25 +61,17 @@ import org.slf4j.LoggerFactory;
 public final class ServiceRegistration implements AutoCloseable {
 
   /** Default lease TTL, in seconds: {@value}. */
-  public static final long DEFAULT_TTL_SECONDS = 10;
+  public static final long DEFAULT_TTL_SECONDS = RegistrationDefaults.TTL_SECONDS;
   /** Smallest accepted lease TTL, in seconds: {@value}. */
-  public static final long MIN_TTL_SECONDS = 2;
+  public static final long MIN_TTL_SECONDS = RegistrationDefaults.MIN_TTL_SECONDS;
   /** Default bound on each etcd call, in milliseconds: {@value}. */
-  public static final long DEFAULT_OPERATION_TIMEOUT_MILLIS = 5_000;
+  public static final long DEFAULT_OPERATION_TIMEOUT_MILLIS = RegistrationDefaults.OPERATION_TIMEOUT_MILLIS;
   /** Default bound on {@link #close()}, in milliseconds: {@value}. */
-  public static final long DEFAULT_CLOSE_TIMEOUT_MILLIS = 5_000;
+  public static final long DEFAULT_CLOSE_TIMEOUT_MILLIS = RegistrationDefaults.CLOSE_TIMEOUT_MILLIS;
   /** Default delay before the first retry of a failed registration, in milliseconds: {@value}. */
-  public static final long DEFAULT_RETRY_INITIAL_DELAY_MILLIS = 200;
+  public static final long DEFAULT_RETRY_INITIAL_DELAY_MILLIS = RegistrationDefaults.RETRY_INITIAL_DELAY_MILLIS;
   /** Default cap on the delay between registration retries, in milliseconds: {@value}. */
-  public static final long DEFAULT_RETRY_MAX_DELAY_MILLIS = 5_000;
-  /** Each retry delay is scaled by a random factor in {@code [1 - jitter, 1 + jitter]}. */
-  static final double RETRY_JITTER = 0.2;
-  /**
-   * Minimum time between two replacements of an owned client. Short, unlike discovery's: the key
-   * must be back within about a TTL of etcd's return, and a client younger than this has a gRPC
-   * reconnect backoff of at most a few seconds.
-   */
-  static final Duration RENEW_CLIENT_MIN_INTERVAL = Duration.ofSeconds(2);
+  public static final long DEFAULT_RETRY_MAX_DELAY_MILLIS = RegistrationDefaults.RETRY_MAX_DELAY_MILLIS;
 
   private static final Logger logger = LoggerFactory.getLogger(ServiceRegistration.class);
 

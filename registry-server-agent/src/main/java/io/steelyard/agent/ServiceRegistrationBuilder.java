@@ -50,18 +50,18 @@ public final class ServiceRegistrationBuilder {
   final String service;
   final String address;
   int weight = Validation.DEFAULT_WEIGHT;
-  long ttlSeconds = ServiceRegistration.DEFAULT_TTL_SECONDS;
+  long ttlSeconds = RegistrationDefaults.TTL_SECONDS;
   private boolean ttlSet;
   @Nullable private ValueFormat format;
   Map<String, String> metadata = Map.of();
   KeyLayout layout = KeyLayout.defaults();
   final List<RegistrationListener> listeners = new ArrayList<>();
   Duration operationTimeout =
-      Duration.ofMillis(ServiceRegistration.DEFAULT_OPERATION_TIMEOUT_MILLIS);
-  Duration closeTimeout = Duration.ofMillis(ServiceRegistration.DEFAULT_CLOSE_TIMEOUT_MILLIS);
+      Duration.ofMillis(RegistrationDefaults.OPERATION_TIMEOUT_MILLIS);
+  Duration closeTimeout = Duration.ofMillis(RegistrationDefaults.CLOSE_TIMEOUT_MILLIS);
   Duration retryInitialDelay =
-      Duration.ofMillis(ServiceRegistration.DEFAULT_RETRY_INITIAL_DELAY_MILLIS);
-  Duration retryMaxDelay = Duration.ofMillis(ServiceRegistration.DEFAULT_RETRY_MAX_DELAY_MILLIS);
+      Duration.ofMillis(RegistrationDefaults.RETRY_INITIAL_DELAY_MILLIS);
+  Duration retryMaxDelay = Duration.ofMillis(RegistrationDefaults.RETRY_MAX_DELAY_MILLIS);
   Random random = new SecureRandom();
   ScheduledExecutorService scheduler = RegistrationScheduler.shared();
   Ticker ticker = Ticker.systemTicker();
@@ -118,8 +118,8 @@ public final class ServiceRegistrationBuilder {
   static long ttlSecondsOf(Duration ttl) {
     requireNonNull(ttl, "ttl");
     checkArgument(
-        ttl.compareTo(Duration.ofSeconds(ServiceRegistration.MIN_TTL_SECONDS)) >= 0,
-        "ttl: %s (expected: >= %ss)", ttl, ServiceRegistration.MIN_TTL_SECONDS);
+        ttl.compareTo(Duration.ofSeconds(RegistrationDefaults.MIN_TTL_SECONDS)) >= 0,
+        "ttl: %s (expected: >= %ss)", ttl, RegistrationDefaults.MIN_TTL_SECONDS);
     long s = ttl.getSeconds() + (ttl.getNano() > 0 ? 1 : 0);
     checkArgument(s <= Integer.MAX_VALUE, "ttl: %s (expected: <= %ss)", ttl, Integer.MAX_VALUE);
     return s;
@@ -128,8 +128,8 @@ public final class ServiceRegistrationBuilder {
   /** Like {@link #ttl(Duration)}, in seconds. */
   public ServiceRegistrationBuilder ttlSeconds(long seconds) {
     checkArgument(
-        seconds >= ServiceRegistration.MIN_TTL_SECONDS,
-        "ttl: %ss (expected: >= %ss)", seconds, ServiceRegistration.MIN_TTL_SECONDS);
+        seconds >= RegistrationDefaults.MIN_TTL_SECONDS,
+        "ttl: %ss (expected: >= %ss)", seconds, RegistrationDefaults.MIN_TTL_SECONDS);
     return ttl(Duration.ofSeconds(seconds));
   }
 
@@ -309,7 +309,7 @@ public final class ServiceRegistrationBuilder {
         client != null
             ? RenewableClient.borrowed(client)
             : RenewableClient.owned(
-                requireNonNull(etcd), ServiceRegistration.RENEW_CLIENT_MIN_INTERVAL, ticker);
+                requireNonNull(etcd), RegistrationDefaults.RENEW_CLIENT_MIN_INTERVAL, ticker);
     LeaseShare own =
         new LeaseShare(
             service + " at " + address, clients, ttlSeconds, operationTimeout, scheduler, ticker,

@@ -172,10 +172,10 @@ public final class SharedLease implements AutoCloseable {
   public static final class Builder {
     @Nullable private final EtcdConnection etcd;
     @Nullable private final Client client;
-    private long ttlSeconds = ServiceRegistration.DEFAULT_TTL_SECONDS;
+    private long ttlSeconds = RegistrationDefaults.TTL_SECONDS;
     private Duration operationTimeout =
-        Duration.ofMillis(ServiceRegistration.DEFAULT_OPERATION_TIMEOUT_MILLIS);
-    private Duration closeTimeout = Duration.ofMillis(ServiceRegistration.DEFAULT_CLOSE_TIMEOUT_MILLIS);
+        Duration.ofMillis(RegistrationDefaults.OPERATION_TIMEOUT_MILLIS);
+    private Duration closeTimeout = Duration.ofMillis(RegistrationDefaults.CLOSE_TIMEOUT_MILLIS);
     private ScheduledExecutorService scheduler = RegistrationScheduler.shared();
     private Ticker ticker = Ticker.systemTicker();
     private Random random = new SecureRandom();
@@ -206,8 +206,8 @@ public final class SharedLease implements AutoCloseable {
     /** Like {@link #ttl(Duration)}, in seconds. */
     public Builder ttlSeconds(long seconds) {
       checkArgument(
-          seconds >= ServiceRegistration.MIN_TTL_SECONDS,
-          "ttl: %ss (expected: >= %ss)", seconds, ServiceRegistration.MIN_TTL_SECONDS);
+          seconds >= RegistrationDefaults.MIN_TTL_SECONDS,
+          "ttl: %ss (expected: >= %ss)", seconds, RegistrationDefaults.MIN_TTL_SECONDS);
       return ttl(Duration.ofSeconds(seconds));
     }
 
@@ -250,7 +250,7 @@ public final class SharedLease implements AutoCloseable {
           client != null
               ? RenewableClient.borrowed(client)
               : RenewableClient.owned(
-                  requireNonNull(etcd), ServiceRegistration.RENEW_CLIENT_MIN_INTERVAL, ticker);
+                  requireNonNull(etcd), RegistrationDefaults.RENEW_CLIENT_MIN_INTERVAL, ticker);
       return new SharedLease(this, clients);
     }
   }

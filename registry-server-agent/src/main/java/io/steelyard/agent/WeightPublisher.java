@@ -2,6 +2,7 @@ package io.steelyard.agent;
 
 import com.google.common.base.Ticker;
 import io.steelyard.registry.Validation;
+import io.steelyard.registry.internal.EtcdErrors;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
@@ -255,7 +256,7 @@ final class WeightPublisher {
                     "Weight source of {}: writing {} failed; the next sample after {} ms tries"
                         + " again: {}",
                     who, s, TimeUnit.NANOSECONDS.toMillis(settings.minWriteIntervalNanos()),
-                    LeaseKeeper.message(t));
+                    EtcdErrors.message(t));
               }
             },
             serial);

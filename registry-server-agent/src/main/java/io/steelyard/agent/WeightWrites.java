@@ -5,6 +5,8 @@ import io.steelyard.registry.RegistryException;
 import io.steelyard.registry.internal.Backoff;
 import io.steelyard.registry.internal.EtcdCalls;
 import io.steelyard.registry.internal.EtcdErrors;
+import io.steelyard.registry.internal.RetryPolicy;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -89,7 +91,7 @@ final class WeightWrites {
   private final String who;
   private final OwnKey ownKey;
   private final EtcdCalls calls;
-  private final Backoff backoff;
+  private final RetryPolicy retries;
   private final Executor serial;
   private final Registration reg;
   @Nullable private final WeightPublisher source;
@@ -100,7 +102,6 @@ final class WeightWrites {
   private int etcdWeight;
   /** serial: the pending rewrite of a weight etcd could not be reached for; at most one. */
   @Nullable private Future<?> retry;
-  private int retryAttempt;
   /** serial: answered once the last write queued is; each write waits for the one before. */
   private CompletableFuture<Void> tail = CompletableFuture.completedFuture(null);
   /** serial: a write of the wanted weight is queued, not yet started (it takes the waiters). */
@@ -120,7 +121,7 @@ final class WeightWrites {
     // OwnKey holds no state: this one and the state machine's write the same key the same way.
     this.ownKey = new OwnKey(b.layout, b.service, b.address);
     this.calls = calls;
-    this.backoff = backoff;
+    this.retries = RegistrationDefaults.retryPolicy(backoff);
     this.serial = serial;
     this.reg = reg;
     this.weight = b.weight;
@@ -180,7 +181,7 @@ final class WeightWrites {
     int old = weight;
     weight = newWeight;
     cancelRetry(); // this weight supersedes one still waiting for etcd
-    retryAttempt = 0;
+    retries.reset();
     if (reg.state() != RegistrationState.REGISTERED) {
       logger.info(
           "Weight of {} will be {} (was {}) once registered (now {})",
@@ -262,7 +263,7 @@ final class WeightWrites {
   /** The lease's watch was dropped: a pending rewrite is moot (the next registration writes). */
   void dropped() {
     cancelRetry();
-    retryAttempt = 0;
+    retries.reset();
   }
 
   /**
@@ -302,7 +303,7 @@ final class WeightWrites {
         carried.forEach(f -> f.completeExceptionally(t));
         retryLater(gen, w, t);
       } else {
-        retryAttempt = 0;
+        retries.reset();
         logger.info("Weight of {} set to {} (was {}), lease {}", who, w, old, Long.toHexString(reg.leaseId()));
         carried.forEach(f -> f.complete(null));
       }
@@ -318,26 +319,25 @@ final class WeightWrites {
    * restore) would stay unwritten for as long as the lease lives.
    */
   private void retryLater(long gen, int w, Throwable t) {
-    if (EtcdErrors.classify(t) != RegistryException.Kind.UNAVAILABLE || !stillWanted(gen, w)) {
+    if (!RetryPolicy.classify(t).unreachable() || !stillWanted(gen, w)) {
       return;
     }
-    int attemptNow = retryAttempt++;
-    if (attemptNow + 1 >= RegistrationStateMachine.RECONNECT_AFTER_ATTEMPTS) {
+    RetryPolicy.Decision d = retries.failed("write weight " + w + " of " + who, t);
+    if (d.renewClient()) {
       reg.renewClient();
     }
-    long delayNanos =
-        backoff.delayNanos(Math.min(attemptNow, RegistrationStateMachine.MAX_RETRY_BACKOFF_ATTEMPT));
-    if (attemptNow % 10 == 0) { // the first and every tenth: an outage must not flood the log
+    long delayMillis = TimeUnit.NANOSECONDS.toMillis(d.delayNanos());
+    if (d.failures() % 10 == 1) { // the first and every tenth: an outage must not flood the log
       logger.info(
           "Could not write weight {} of {} (attempt {}); writing it again in {} ms: {}",
-          w, who, attemptNow + 1, TimeUnit.NANOSECONDS.toMillis(delayNanos), LeaseKeeper.message(t));
+          w, who, d.failures(), delayMillis, EtcdErrors.message(t));
     } else {
       logger.debug(
           "Could not write weight {} of {} (attempt {}); writing it again in {} ms: {}",
-          w, who, attemptNow + 1, TimeUnit.NANOSECONDS.toMillis(delayNanos), LeaseKeeper.message(t));
+          w, who, d.failures(), delayMillis, EtcdErrors.message(t));
     }
     cancelRetry();
-    retry = reg.schedule(() -> rewrite(gen), delayNanos);
+    retry = reg.schedule(() -> rewrite(gen), d.delayNanos());
   }
 
   private void rewrite(long gen) {

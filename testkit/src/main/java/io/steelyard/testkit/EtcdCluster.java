@@ -7,7 +7,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
-import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Collectors;
@@ -16,7 +15,6 @@ import org.junit.jupiter.api.extension.BeforeAllCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.testcontainers.DockerClientFactory;
 
 /**
  * A real etcd cluster (1 to 5 members) for tests: Docker containers (Testcontainers) where a
@@ -86,6 +84,7 @@ public final class EtcdCluster implements BeforeAllCallback, AfterAllCallback, A
   private final long quotaBackendBytes;
   private final ClusterTls tls;
   private final String rootPassword;
+  private final ClusterHealth health;
 
   private ClusterBackend backend; // guarded by this
   private boolean closed; // guarded by this
@@ -105,6 +104,7 @@ public final class EtcdCluster implements BeforeAllCallback, AfterAllCallback, A
     this.extraArgs = List.copyOf(args);
     this.tls = builder.tls;
     this.rootPassword = builder.rootPassword;
+    this.health = new ClusterHealth(this::members, this::probe);
   }
 
   /** The user {@link Builder#rootPassword} creates: {@value}. */
@@ -261,12 +261,13 @@ public final class EtcdCluster implements BeforeAllCallback, AfterAllCallback, A
     if (backend != null) {
       return;
     }
-    ClusterBackend created = createBackend();
+    ClusterBackend created =
+        ClusterBackends.create(requestedBackend, size, etcdBinary, extraArgs, tls);
     OPEN.add(this);
     backend = created;
     try {
       if (partitionable) {
-        binary("partitionable()", created).enableFaultProxies();
+        ClusterBackends.binary("partitionable()", created).enableFaultProxies();
       }
       created.start();
       awaitHealthy(START_TIMEOUT);
@@ -280,38 +281,6 @@ public final class EtcdCluster implements BeforeAllCallback, AfterAllCallback, A
       throw e;
     }
     log.info("etcd cluster of {} member(s) up at {}", size, endpoints());
-  }
-
-  private ClusterBackend createBackend() {
-    switch (requestedBackend) {
-      case BINARY:
-        return new BinaryClusterBackend(size, BinaryClusterBackend.resolveBinary(etcdBinary), extraArgs, tls);
-      case DOCKER:
-        if (tls != null) {
-          throw new IllegalStateException("TLS clusters need the binary backend");
-        }
-        return new DockerClusterBackend(size, extraArgs);
-      case AUTO:
-      default:
-        if (tls == null && dockerAvailable()) {
-          return new DockerClusterBackend(size, extraArgs);
-        }
-        if (etcdBinary == null && System.getenv("ETCD_BINARY") == null && BinaryClusterBackend.findOnPath() == null) {
-          throw new IllegalStateException(
-              "no etcd available: Docker is not running and there is no etcd binary. "
-                  + BinaryClusterBackend.INSTALL_HINT);
-        }
-        return new BinaryClusterBackend(size, BinaryClusterBackend.resolveBinary(etcdBinary), extraArgs, tls);
-    }
-  }
-
-  private static boolean dockerAvailable() {
-    try {
-      return DockerClientFactory.instance().isDockerAvailable();
-    } catch (RuntimeException | LinkageError e) {
-      log.debug("Docker is not usable", e);
-      return false;
-    }
   }
 
   /** Stops every member and deletes their data. Idempotent; never throws. */
@@ -361,9 +330,8 @@ public final class EtcdCluster implements BeforeAllCallback, AfterAllCallback, A
    * }</pre>
    */
   public long fillQuota() {
-    long written = EtcdQuota.fill(anyServing(), quotaBackendBytes);
-    EtcdHttp.await(
-        "NOSPACE alarm", () -> alarms().contains("NOSPACE"), () -> true, Duration.ofSeconds(10), () -> "");
+    long written = EtcdQuota.fill(health.anyServing(), quotaBackendBytes);
+    EtcdQuota.awaitNoSpace(this::alarms, true);
     log.info("filled the etcd quota ({} bytes) with {} bytes: NOSPACE", quotaBackendBytes, written);
     return written;
   }
@@ -375,15 +343,14 @@ public final class EtcdCluster implements BeforeAllCallback, AfterAllCallback, A
    */
   public void freeQuota() {
     List<URI> running = members().stream().filter(EtcdMember::isRunning).map(this::probe).toList();
-    EtcdQuota.free(anyServing(), running);
-    EtcdHttp.await(
-        "NOSPACE disarmed", () -> !alarms().contains("NOSPACE"), () -> true, Duration.ofSeconds(10), () -> "");
+    EtcdQuota.free(health.anyServing(), running);
+    EtcdQuota.awaitNoSpace(this::alarms, false);
     log.info("freed the etcd quota and disarmed NOSPACE");
   }
 
   /** The cluster's active alarm types, e.g. {@code [NOSPACE]}; one entry per member and alarm. */
   public List<String> alarms() {
-    return EtcdQuota.alarms(anyServing()).stream().map(EtcdQuota.Alarm::type).toList();
+    return EtcdQuota.alarms(health.anyServing()).stream().map(EtcdQuota.Alarm::type).toList();
   }
 
   /**
@@ -392,7 +359,7 @@ public final class EtcdCluster implements BeforeAllCallback, AfterAllCallback, A
    */
   public long snapshot(Path file) {
     Objects.requireNonNull(file, "file");
-    BinaryClusterBackend b = binary("snapshot", currentBackend());
+    BinaryClusterBackend b = ClusterBackends.binary("snapshot", currentBackend());
     long revision = b.snapshot((BinaryMember) leader(), file);
     log.info("etcd snapshot at revision {} saved to {}", revision, file);
     return revision;
@@ -408,7 +375,7 @@ public final class EtcdCluster implements BeforeAllCallback, AfterAllCallback, A
    */
   public void restore(Path file) {
     Objects.requireNonNull(file, "file");
-    binary("restore", currentBackend()).restore(file);
+    ClusterBackends.binary("restore", currentBackend()).restore(file);
     awaitHealthy(START_TIMEOUT);
     log.info("etcd cluster restored from {}", file);
   }
@@ -418,27 +385,6 @@ public final class EtcdCluster implements BeforeAllCallback, AfterAllCallback, A
       throw new IllegalStateException(closed ? "etcd cluster already closed" : "etcd cluster not started");
     }
     return backend;
-  }
-
-  private static BinaryClusterBackend binary(String what, ClusterBackend b) {
-    if (b instanceof BinaryClusterBackend binary) {
-      return binary;
-    }
-    throw new UnsupportedOperationException(what + ": needs the binary backend (EtcdCluster.Backend.BINARY)");
-  }
-
-  /** A running member that answers, the leader if there is one. */
-  private URI anyServing() {
-    Optional<Integer> leader = findLeader();
-    if (leader.isPresent()) {
-      return probe(member(leader.get()));
-    }
-    return members().stream()
-        .filter(EtcdMember::isRunning)
-        .map(this::probe)
-        .filter(EtcdHttp::isHealthy)
-        .findFirst()
-        .orElseThrow(() -> new IllegalStateException("no etcd member answers: " + describe()));
   }
 
   private synchronized URI probe(EtcdMember member) {
@@ -520,17 +466,7 @@ public final class EtcdCluster implements BeforeAllCallback, AfterAllCallback, A
    * @throws IllegalStateException if no leader emerges in time
    */
   public int leaderIndex() {
-    long deadline = System.nanoTime() + LEADER_TIMEOUT.toNanos();
-    while (true) {
-      Optional<Integer> leader = findLeader();
-      if (leader.isPresent()) {
-        return leader.get();
-      }
-      if (System.nanoTime() - deadline > 0) {
-        throw new IllegalStateException("no etcd leader among running members after " + LEADER_TIMEOUT + ": " + describe());
-      }
-      EtcdHttp.pause();
-    }
+    return health.awaitLeader(LEADER_TIMEOUT);
   }
 
   /** The current leader; see {@link #leaderIndex()}. */
@@ -545,46 +481,8 @@ public final class EtcdCluster implements BeforeAllCallback, AfterAllCallback, A
    */
   public void awaitHealthy(Duration timeout) {
     Objects.requireNonNull(timeout, "timeout");
-    List<EtcdMember> all = members();
     EtcdHttp.await(
-        "etcd cluster " + all,
-        () ->
-            all.stream().filter(EtcdMember::isRunning).allMatch(m -> EtcdHttp.isHealthy(probe(m)))
-                && findLeader().isPresent(),
-        () -> true,
-        timeout,
-        () -> ": " + describe());
-  }
-
-  // A member that reports itself as leader is the leader; followers may still name a dead one.
-  private Optional<Integer> findLeader() {
-    List<EtcdMember> all = members();
-    for (int i = 0; i < all.size(); i++) {
-      EtcdMember member = all.get(i);
-      if (member.isRunning()
-          && EtcdHttp.status(probe(member)).map(EtcdHttp.Status::isLeader).orElse(false)) {
-        return Optional.of(i);
-      }
-    }
-    return Optional.empty();
-  }
-
-  private String describe() {
-    List<String> states = new ArrayList<>();
-    for (EtcdMember member : members()) {
-      String state;
-      if (!member.isRunning()) {
-        state = "stopped";
-      } else {
-        state =
-            (EtcdHttp.isHealthy(probe(member)) ? "healthy" : "unhealthy")
-                + EtcdHttp.status(probe(member))
-                    .map(s -> s.isLeader() ? ", leader" : ", leader=" + s.leaderId())
-                    .orElse(", no status");
-      }
-      states.add(member.name() + "@" + member.clientEndpoint() + " " + state);
-    }
-    return String.join("; ", states);
+        "etcd cluster " + members(), health::healthy, () -> true, timeout, () -> ": " + health.describe());
   }
 
   @Override

@@ -5,6 +5,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -107,6 +108,13 @@ final class EtcdQuota {
             WRITE_TIMEOUT);
       }
     }
+  }
+
+  /** Waits up to 10 s until {@code alarms} shows NOSPACE {@code raised}, or disarmed with false. */
+  static void awaitNoSpace(Supplier<List<String>> alarms, boolean raised) {
+    EtcdHttp.await(
+        raised ? "NOSPACE alarm" : "NOSPACE disarmed",
+        () -> alarms.get().contains("NOSPACE") == raised, () -> true, Duration.ofSeconds(10), () -> "");
   }
 
   private static byte[] rangeEnd(byte[] prefix) {

@@ -7,8 +7,9 @@ import java.time.Duration;
 import java.util.Random;
 
 /**
- * Capped exponential backoff with jitter, shared by the agent's re-registration and the discovery
- * client's re-list/re-watch: attempt {@code n} (0-based)
+ * Capped exponential backoff with jitter, the delays of the {@link RetryPolicy} every loop that
+ * talks to etcd retries with (the agent's registration, the discovery client's re-list/re-watch):
+ * attempt {@code n} (0-based)
  * waits {@code min(max, initial * 2^n)} scaled by a random factor in {@code [1 - jitter, 1 + jitter]},
  * and never more than {@code max}. Jitter spreads the retries of many servers that lost etcd at
  * the same moment, so they do not all grant leases in the same millisecond when it returns.

@@ -136,6 +136,30 @@ public final class EtcdErrors {
   }
 
   /**
+   * Whether etcd did not answer in time: our own {@link TimeoutException} (a call's deadline in
+   * {@link EtcdCalls}) or gRPC's DEADLINE_EXCEEDED, anywhere in the cause chain. Such a call may
+   * still take effect when etcd gets to it.
+   */
+  public static boolean isTimeout(Throwable t) {
+    int depth = 0;
+    for (Throwable c = unwrap(t); c != null && depth++ < MAX_CHAIN; c = next(c)) {
+      if (c instanceof TimeoutException || codeOf(c) == Status.Code.DEADLINE_EXCEEDED) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * A failure in one line for a log message without a stack trace: a {@link RegistryException}'s
+   * own message (it names the problem and the operation), else the exception itself.
+   */
+  public static String message(Throwable t) {
+    Throwable c = unwrap(t);
+    return c instanceof RegistryException ? c.getMessage() : String.valueOf(c);
+  }
+
+  /**
    * The {@link RegistryException} for a failed etcd call {@code what} (e.g. {@code "list
    * greeter"}): classified by {@link #classify}, with a one-line message naming the problem and
    * the operation, and {@code t} as the cause. A {@link RegistryException} is returned as is.
