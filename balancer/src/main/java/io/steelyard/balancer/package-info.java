@@ -1,7 +1,7 @@
 /**
  * Weighted load balancing for grpc-java.
  *
- * <p>The public surface is small: {@link io.steelyard.balancer.EndpointWeights} (how a resolver
+ * <p>The public surface is small: {@link io.steelyard.registry.EndpointWeights} (how a resolver
  * attaches a weight to an address) and the policies' providers, {@link
  * io.steelyard.balancer.WeightedRandomLoadBalancerProvider} ({@code weighted_random}), {@link
  * io.steelyard.balancer.WeightedRoundRobinStaticLoadBalancerProvider} ({@code

@@ -15,7 +15,7 @@
  * <p><b>No compatibility promise:</b> everything in this package may change or disappear in any
  * release. Use {@link io.steelyard.balancer.WeightedRandomLoadBalancerProvider}, {@link
  * io.steelyard.balancer.WeightedRoundRobinStaticLoadBalancerProvider} and {@link
- * io.steelyard.balancer.EndpointWeights} instead.
+ * io.steelyard.registry.EndpointWeights} instead.
  */
 @javax.annotation.ParametersAreNonnullByDefault
 package io.steelyard.balancer.internal;

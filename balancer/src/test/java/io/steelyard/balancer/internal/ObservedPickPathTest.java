@@ -11,7 +11,7 @@ import io.grpc.LoadBalancer.SubchannelPicker;
 import io.grpc.NameResolver;
 import io.grpc.SynchronizationContext;
 import io.steelyard.balancer.EndpointState;
-import io.steelyard.balancer.EndpointWeights;
+import io.steelyard.registry.EndpointWeights;
 import io.steelyard.testkit.grpc.FakeHelper;
 import io.steelyard.testkit.grpc.FakeHelper.FakeSubchannel;
 import java.net.InetSocketAddress;

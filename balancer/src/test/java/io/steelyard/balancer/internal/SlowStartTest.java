@@ -12,7 +12,7 @@ import io.grpc.LoadBalancer;
 import io.grpc.LoadBalancer.ResolvedAddresses;
 import io.grpc.Status;
 import io.grpc.util.ForwardingLoadBalancerHelper;
-import io.steelyard.balancer.EndpointWeights;
+import io.steelyard.registry.EndpointWeights;
 import io.steelyard.testkit.grpc.FakeHelper;
 import io.steelyard.testkit.time.FakeScheduler;
 import java.net.InetSocketAddress;
