@@ -11,6 +11,7 @@ import io.grpc.LoadBalancer.SubchannelPicker;
 import io.grpc.NameResolver;
 import io.grpc.SynchronizationContext;
 import io.steelyard.balancer.EndpointState;
+import io.steelyard.balancer.spi.PickerFactory;
 import io.steelyard.registry.EndpointWeights;
 import io.steelyard.testkit.grpc.FakeHelper;
 import io.steelyard.testkit.grpc.FakeHelper.FakeSubchannel;

@@ -17,6 +17,7 @@ import io.grpc.LongCounterMetricInstrument;
 import io.grpc.MetricRecorder;
 import io.grpc.Status;
 import io.grpc.util.ForwardingLoadBalancerHelper;
+import io.steelyard.balancer.spi.WeightedPolicyConfig;
 import io.steelyard.registry.EndpointWeights;
 import io.steelyard.testkit.grpc.FakeHelper;
 import java.net.InetSocketAddress;
