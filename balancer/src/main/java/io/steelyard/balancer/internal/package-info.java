@@ -3,9 +3,8 @@
  *
  * <p>Public here only because the providers in {@code io.steelyard.balancer} and the benchmarks
  * call it: {@link io.steelyard.balancer.internal.WeightedBalancers} (the shared balancer, the
- * health-checking wrapper, the built-in picker factories), {@link
- * io.steelyard.balancer.internal.PolicyConfigParser}, {@link
- * io.steelyard.balancer.internal.BalancerObserver}. Everything else is package-private: the shared
+ * health-checking wrapper, the built-in picker factories) and {@link
+ * io.steelyard.balancer.internal.PolicyConfigParser}. Everything else is package-private: the shared
  * {@code MultiChildLoadBalancer} subclass ({@code WeightedLoadBalancer}), the one place that
  * decides eligibility and effective weights ({@code EffectiveWeights}), the immutable pickers, and
  * the health-checking glue. Nothing here knows a policy's name: each provider passes its own.
