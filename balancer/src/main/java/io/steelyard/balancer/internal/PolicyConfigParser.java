@@ -30,10 +30,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p><b>Unknown fields are ignored</b>, with one warning per distinct config, as grpc-java's own
  * parsers ignore them: a config written for a newer version (set centrally, for every client)
- * must not silence the older clients. grpc parses a channel's service config again on every
- * resolution result (each instance change under {@code etcd:///}), so warning on every parse
- * would repeat one line per update; the parser remembers the last {@value #REMEMBERED_CONFIGS}
- * configs it warned about instead. A misspelt field ({@code "slowstart"}) is therefore not an
+ * must not silence the older clients. A resolver that supplies the service config (DNS TXT
+ * records, a config kept in the registry) has grpc parse it again with every result it
+ * publishes, i.e. on every instance change, so warning per parse would repeat the line with each
+ * update; the parser remembers the last 64 configs it warned about instead. A misspelt field ({@code "slowstart"}) is therefore not an
  * error: the warning names it.
  *
  * <p>Threading: thread-safe; one per provider, shared by every channel that uses the policy.
