@@ -1,9 +1,13 @@
 package io.steelyard.balancer;
 
-import io.steelyard.balancer.internal.WeightedPolicy;
+import io.steelyard.balancer.internal.WeightedBalancers;
+import io.steelyard.balancer.spi.LoadAwarePickerFactory;
+import io.steelyard.balancer.spi.PickerFactory;
+import io.steelyard.balancer.spi.TracerDecorator;
+import io.steelyard.balancer.spi.WeightedPolicyConfig;
 
 /**
- * The {@value #POLICY_NAME} load-balancing policy: the weight ({@link EndpointWeights}) is the
+ * The {@value #POLICY_NAME} load-balancing policy: the weight ({@code EndpointWeights}) is the
  * endpoint's <em>capacity</em>; each call draws {@code choiceCount} distinct READY endpoints at
  * random in proportion to weight and goes to the one least loaded relative to its capacity,
  *
@@ -28,7 +32,10 @@ import io.steelyard.balancer.internal.WeightedPolicy;
  *     {"choiceCount": 2, "errorPenalty": 2.0, "decay": "1s", "latency": false}}]}
  * }</pre>
  *
- * <p>An unknown field or a value out of range is a config error naming the field. Picks are O(1)
+ * <p>Its own options ({@link WeightedPolicyConfig#LEAST_REQUEST_FIELDS}) come on top of those
+ * every weighted policy shares: slow start, the panic threshold and deterministic subsetting. An
+ * unknown field is ignored with a logged warning; a value out of range is a config error naming
+ * the field. Picks are O(1)
  * in the number of endpoints, lock-free, and allocate nothing beyond the one tracer per call that
  * grpc's stream-tracer mechanism creates to count the call. See {@code docs/balancer.md} for the
  * formula's reasoning and the benchmarks behind the defaults.
@@ -40,6 +47,20 @@ public final class WeightedLeastRequestLoadBalancerProvider extends WeightedPoli
 
   /** Called by {@link java.util.ServiceLoader} (grpc's {@code LoadBalancerRegistry}). */
   public WeightedLeastRequestLoadBalancerProvider() {
-    super(WeightedPolicy.WEIGHTED_LEAST_REQUEST);
+    super(POLICY_NAME, WeightedPolicyConfig.LEAST_REQUEST_FIELDS);
+  }
+
+  @Override
+  protected PickerFactory newPickerFactory() {
+    return newPickerFactory(TracerDecorator.NONE);
+  }
+
+  /**
+   * A fresh {@value #POLICY_NAME} picker factory with {@code decorator} on every endpoint's
+   * tracer: for a policy built on this one that feeds server-reported load into the score, as
+   * {@code balancer-orca}'s does.
+   */
+  public static LoadAwarePickerFactory newPickerFactory(TracerDecorator decorator) {
+    return WeightedBalancers.leastRequestPickers(decorator);
   }
 }

@@ -14,6 +14,7 @@ import io.grpc.stub.ClientCalls;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.steelyard.balancer.spi.EndpointState;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;

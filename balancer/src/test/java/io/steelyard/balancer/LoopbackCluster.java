@@ -9,6 +9,7 @@ import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
 import io.grpc.stub.ServerCalls;
+import io.steelyard.registry.EndpointWeights;
 import io.steelyard.testkit.grpc.CapacityBackend;
 import java.io.IOException;
 import java.net.InetAddress;

@@ -11,6 +11,7 @@ import io.grpc.InsecureServerCredentials;
 import io.grpc.ManagedChannel;
 import io.grpc.Server;
 import io.grpc.stub.ClientCalls;
+import io.steelyard.registry.EndpointWeights;
 import io.steelyard.testkit.grpc.CapacityBackend;
 import io.steelyard.testkit.grpc.StaticResolverProvider;
 import java.net.InetAddress;

@@ -85,16 +85,38 @@ class WeightedPoliciesIntegrationTest {
 
   @ParameterizedTest
   @ValueSource(strings = {"weighted_random", "weighted_round_robin_static", "weighted_least_request"})
-  void unknownOptionInTheServiceConfigIsRefusedWhenTheChannelIsBuilt(String policy) {
+  void unknownOptionInTheServiceConfigIsIgnoredAndTheKnownOnesApply(String policy) {
+    String target = fixture.resolver.target("unknown-" + policy, fixture.cluster.endpoints(1, 1, 1));
     Map<String, Object> config =
-        Map.of("loadBalancingConfig", List.of(Map.of(policy, Map.of("slowstart", Map.of()))));
+        Map.of(
+            "loadBalancingConfig",
+            List.of(Map.of(policy, Map.of("fromANewerVersion", Map.of(), "subsetSize", 1.0))));
+    fixture.channel =
+        Grpc.newChannelBuilder(target, InsecureChannelCredentials.create())
+            .defaultServiceConfig(config)
+            .build();
+    call();
+
+    Map<String, Integer> counts = calls(30);
+
+    assertThat(counts).as("subsetSize 1 keeps one endpoint").hasSize(1).containsValue(30);
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"weighted_random", "weighted_round_robin_static", "weighted_least_request"})
+  void badValueOfAKnownOptionIsRefusedWhenTheChannelIsBuilt(String policy) {
+    Map<String, Object> config =
+        Map.of(
+            "loadBalancingConfig",
+            List.of(Map.of(policy, Map.of("panicThresholdPercent", 150.0))));
 
     assertThatThrownBy(
             () ->
                 Grpc.newChannelBuilder("dns:///localhost", InsecureChannelCredentials.create())
                     .defaultServiceConfig(config)
                     .build())
-        .hasMessageContaining(policy + ".slowstart: unknown field");
+        .hasMessageContaining(
+            policy + ".panicThresholdPercent: 150.0 (expected: a whole number 0..100)");
   }
 
   @ParameterizedTest

@@ -8,7 +8,7 @@ import io.grpc.LoadBalancerProvider;
 import io.grpc.NameResolver;
 import io.grpc.SynchronizationContext;
 import io.grpc.util.ForwardingLoadBalancerHelper;
-import io.steelyard.balancer.EndpointWeights;
+import io.steelyard.registry.EndpointWeights;
 import io.steelyard.testkit.grpc.FakeHelper;
 import io.steelyard.testkit.grpc.FakeHelper.FakeSubchannel;
 import java.net.InetSocketAddress;

@@ -5,7 +5,7 @@ import io.grpc.LoadBalancer.SubchannelPicker;
 import io.grpc.LoadBalancerRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.steelyard.balancer.BalancerMetrics;
-import io.steelyard.balancer.internal.BalancerObserver;
+import io.steelyard.balancer.spi.BalancerObserver;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;

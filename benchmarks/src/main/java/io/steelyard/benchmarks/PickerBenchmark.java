@@ -5,9 +5,12 @@ import io.grpc.LoadBalancer.PickResult;
 import io.grpc.LoadBalancer.SubchannelPicker;
 import io.grpc.LoadBalancerProvider;
 import io.grpc.LoadBalancerRegistry;
-import io.steelyard.balancer.internal.WeightedPolicy;
+import io.steelyard.balancer.internal.WeightedBalancers;
+import io.steelyard.balancer.spi.PickerFactory;
+import io.steelyard.balancer.spi.TracerDecorator;
 import java.util.ServiceLoader;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -91,13 +94,13 @@ public class PickerBenchmark {
         subject = viaProvider(utilRoundRobin(), w);
         break;
       case "weighted_random_bare":
-        subject = viaProvider(bare(WeightedPolicy.WEIGHTED_RANDOM), w);
+        subject = viaProvider(bare("weighted_random", WeightedBalancers::weightedRandomPickers), w);
         break;
       case "weighted_round_robin_static_bare":
-        subject = viaProvider(bare(WeightedPolicy.WEIGHTED_ROUND_ROBIN_STATIC), w);
+        subject = viaProvider(bare("weighted_round_robin_static", WeightedBalancers::smoothRoundRobinPickers), w);
         break;
       case "weighted_least_request_bare":
-        subject = viaProvider(bare(WeightedPolicy.WEIGHTED_LEAST_REQUEST), w);
+        subject = viaProvider(bare("weighted_least_request", () -> WeightedBalancers.leastRequestPickers(TracerDecorator.NONE)), w);
         break;
       default:
         subject = naive(picker, w);
@@ -111,9 +114,9 @@ public class PickerBenchmark {
 
   /**
    * Our balancer without the health-checking wrapper (the counterpart of round_robin_util): the
-   * same {@link WeightedPolicy#balancerFactory()} the provider wraps.
+   * same {@link WeightedBalancers#newBalancer} the provider wraps.
    */
-  static LoadBalancerProvider bare(WeightedPolicy policy) {
+  static LoadBalancerProvider bare(String policyName, Supplier<PickerFactory> pickers) {
     return new LoadBalancerProvider() {
       @Override
       public boolean isAvailable() {
@@ -127,12 +130,12 @@ public class PickerBenchmark {
 
       @Override
       public String getPolicyName() {
-        return policy.name();
+        return policyName;
       }
 
       @Override
       public LoadBalancer newLoadBalancer(LoadBalancer.Helper h) {
-        return policy.balancerFactory().newLoadBalancer(h);
+        return WeightedBalancers.newBalancer(h, policyName, pickers.get());
       }
     };
   }

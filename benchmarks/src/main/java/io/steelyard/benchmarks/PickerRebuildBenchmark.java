@@ -3,8 +3,8 @@ package io.steelyard.benchmarks;
 import io.grpc.EquivalentAddressGroup;
 import io.grpc.LoadBalancer.SubchannelPicker;
 import io.grpc.LoadBalancerRegistry;
-import io.steelyard.balancer.internal.PickerFactory;
-import io.steelyard.balancer.internal.WeightedPolicy;
+import io.steelyard.balancer.internal.WeightedBalancers;
+import io.steelyard.balancer.spi.PickerFactory;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -66,10 +66,9 @@ public class PickerRebuildBenchmark {
     helper.readyPicker(weightsA);
     // The factory a balancer of this policy builds its pickers with.
     pickerFactory =
-        (policy.equals("weighted_random")
-                ? WeightedPolicy.WEIGHTED_RANDOM
-                : WeightedPolicy.WEIGHTED_ROUND_ROBIN_STATIC)
-            .newPickerFactory();
+        policy.equals("weighted_random")
+            ? WeightedBalancers.weightedRandomPickers()
+            : WeightedBalancers.smoothRoundRobinPickers();
     childPickers = new SubchannelPicker[n];
     BenchHelper rr = new BenchHelper(PickerBenchmark.utilRoundRobin());
     rr.readyPicker(new int[n]);

@@ -8,7 +8,7 @@ import io.grpc.NameResolver;
 import io.grpc.Status;
 import io.grpc.StatusOr;
 import io.grpc.SynchronizationContext;
-import io.steelyard.balancer.EndpointWeights;
+import io.steelyard.registry.EndpointWeights;
 import io.steelyard.registry.RegistryException;
 import io.steelyard.registry.ServiceInstance;
 import java.net.InetAddress;

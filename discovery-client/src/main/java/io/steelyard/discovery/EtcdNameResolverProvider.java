@@ -40,7 +40,7 @@ import org.slf4j.LoggerFactory;
  * }</pre>
  *
  * <p>Every channel of the process naming the same etcd, layout and service shares one watch.
- * Addresses carry their weight and metadata ({@link io.steelyard.balancer.EndpointWeights}).
+ * Addresses carry their weight and metadata ({@link io.steelyard.registry.EndpointWeights}).
  * This provider never throws: a target it cannot serve yields a resolver that fails the
  * channel's calls with a status naming the target and the expected form.
  */

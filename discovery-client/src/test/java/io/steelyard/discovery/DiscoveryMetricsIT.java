@@ -64,7 +64,7 @@ class DiscoveryMetricsIT {
       metrics.bindTo(meters);
       channel = Grpc.newChannelBuilder("etcd:///" + SERVICE, InsecureChannelCredentials.create())
           .setNameResolverArg(EtcdNameResolverProvider.CONNECTION, connection)
-          .defaultLoadBalancingPolicy("weighted_random")
+          .defaultLoadBalancingPolicy("round_robin")
           .build();
       channel.getState(true); // leave idle: the resolver starts
 

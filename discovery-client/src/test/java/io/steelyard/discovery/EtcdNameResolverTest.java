@@ -7,7 +7,7 @@ import io.grpc.EquivalentAddressGroup;
 import io.grpc.NameResolver;
 import io.grpc.Status;
 import io.grpc.SynchronizationContext;
-import io.steelyard.balancer.EndpointWeights;
+import io.steelyard.registry.EndpointWeights;
 import io.steelyard.registry.RegistryException;
 import io.steelyard.registry.ServiceInstance;
 import java.io.IOException;

@@ -11,7 +11,7 @@ import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
-import io.steelyard.balancer.EndpointWeights;
+import io.steelyard.registry.EndpointWeights;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.KeyLayout;
 import io.steelyard.registry.internal.EtcdCalls;

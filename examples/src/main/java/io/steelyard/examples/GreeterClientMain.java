@@ -7,7 +7,7 @@ import io.grpc.StatusRuntimeException;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.steelyard.balancer.BalancerMetrics;
-import io.steelyard.balancer.EndpointState;
+import io.steelyard.balancer.spi.EndpointState;
 import io.steelyard.discovery.DiscoveryMetrics;
 import io.steelyard.discovery.EtcdNameResolverProvider;
 import io.steelyard.registry.DecodedValue;

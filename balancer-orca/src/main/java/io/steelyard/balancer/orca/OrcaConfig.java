@@ -2,15 +2,16 @@ package io.steelyard.balancer.orca;
 
 import static java.util.Objects.requireNonNull;
 
-import com.google.common.collect.ImmutableSortedSet;
+import com.google.common.collect.ImmutableSet;
 import io.grpc.NameResolver.ConfigOrError;
 import io.grpc.Status;
-import io.steelyard.balancer.internal.WeightedPolicy;
-import io.steelyard.balancer.internal.WeightedPolicyConfig;
-import java.util.HashMap;
+import io.steelyard.balancer.spi.WeightedPolicyConfig;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import java.util.function.ToLongFunction;
 import javax.annotation.concurrent.Immutable;
 
 /**
@@ -23,6 +24,13 @@ final class OrcaConfig {
 
   static final String FIELD_ENABLE_OOB = "enableOobLoadReport";
   static final String FIELD_OOB_PERIOD = "oobReportingPeriod";
+
+  /** Every field this policy reads besides the shared ones: its own and the least-request ones. */
+  static final Set<String> FIELDS =
+      ImmutableSet.<String>builder()
+          .addAll(WeightedPolicyConfig.LEAST_REQUEST_FIELDS)
+          .add(FIELD_ENABLE_OOB, FIELD_OOB_PERIOD)
+          .build();
 
   /** Default 10 s, as grpc-java's {@code weighted_round_robin}. */
   static final long DEFAULT_OOB_PERIOD_NANOS = TimeUnit.SECONDS.toNanos(10);
@@ -40,48 +48,42 @@ final class OrcaConfig {
     this.oobPeriodNanos = oobPeriodNanos;
   }
 
-  /** Parses the raw JSON config; never throws (errors name the policy and field). */
-  static ConfigOrError parse(String policyName, Map<String, ?> rawConfig) {
+  /**
+   * Parses the raw JSON config: this policy's own fields here, the rest with {@code base} (which
+   * skips ours, ignores unknown ones with a warning, and names the policy and field in errors).
+   * {@code durationNanos} reads a protobuf JSON duration, -1 when it is not one. Never throws.
+   */
+  static ConfigOrError parse(
+      String policyName,
+      Map<String, ?> rawConfig,
+      Function<Map<String, ?>, ConfigOrError> base,
+      ToLongFunction<Object> durationNanos) {
     if (rawConfig == null) {
       return ConfigOrError.fromConfig(DEFAULT);
     }
-    Map<String, Object> rest = new HashMap<>(rawConfig);
     boolean enableOob = false;
     long period = DEFAULT_OOB_PERIOD_NANOS;
-    if (rest.containsKey(FIELD_ENABLE_OOB)) {
-      Object value = rest.remove(FIELD_ENABLE_OOB);
+    if (rawConfig.containsKey(FIELD_ENABLE_OOB)) {
+      Object value = rawConfig.get(FIELD_ENABLE_OOB);
       if (!(value instanceof Boolean)) {
         return error(policyName, FIELD_ENABLE_OOB, value + " (expected: true or false)");
       }
       enableOob = (Boolean) value;
     }
-    if (rest.containsKey(FIELD_OOB_PERIOD)) {
-      Object value = rest.remove(FIELD_OOB_PERIOD);
-      period = WeightedPolicyConfig.parseDuration(value);
+    if (rawConfig.containsKey(FIELD_OOB_PERIOD)) {
+      Object value = rawConfig.get(FIELD_OOB_PERIOD);
+      period = durationNanos.applyAsLong(value);
       if (period <= 0) {
         return error(
             policyName, FIELD_OOB_PERIOD, value + " (expected: a duration > 0s, e.g. \"10s\")");
       }
     }
-    for (String field : rest.keySet()) {
-      if (!WeightedPolicy.WEIGHTED_LEAST_REQUEST.fields().contains(field)) {
-        return error(
-            policyName,
-            field,
-            "unknown field (expected: one of "
-                + ImmutableSortedSet.<String>naturalOrder()
-                    .addAll(WeightedPolicy.WEIGHTED_LEAST_REQUEST.fields())
-                    .add(FIELD_ENABLE_OOB, FIELD_OOB_PERIOD)
-                    .build()
-                + ")");
-      }
-    }
-    ConfigOrError base = WeightedPolicy.WEIGHTED_LEAST_REQUEST.parseConfig(policyName, rest);
-    if (base.getError() != null) {
-      return base;
+    ConfigOrError parsed = base.apply(rawConfig);
+    if (parsed.getError() != null) {
+      return parsed;
     }
     return ConfigOrError.fromConfig(
-        new OrcaConfig((WeightedPolicyConfig) base.getConfig(), enableOob, period));
+        new OrcaConfig((WeightedPolicyConfig) parsed.getConfig(), enableOob, period));
   }
 
   private static ConfigOrError error(String policyName, String field, String message) {

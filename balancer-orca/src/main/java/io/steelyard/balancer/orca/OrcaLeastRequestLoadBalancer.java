@@ -7,17 +7,17 @@ import io.grpc.util.ForwardingLoadBalancerHelper;
 import io.grpc.util.ForwardingSubchannel;
 import io.grpc.xds.orca.OrcaOobUtil;
 import io.grpc.xds.orca.OrcaOobUtil.OrcaReportingConfig;
-import io.steelyard.balancer.internal.EndpointLoad;
-import io.steelyard.balancer.internal.LeastRequestPickerFactory;
-import io.steelyard.balancer.internal.WeightedPolicy;
+import io.steelyard.balancer.spi.LoadAwarePickerFactory;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BiFunction;
 import javax.annotation.concurrent.NotThreadSafe;
 
 /**
  * {@code weighted_least_request} with server-reported utilization: the same balancer and picker
- * ({@link WeightedPolicy#WEIGHTED_LEAST_REQUEST}'s), whose per-endpoint loads also receive
+ * factory ({@code WeightedLeastRequestLoadBalancerProvider.newPickerFactory}), whose per-endpoint
+ * loads also receive
  *
  * <ul>
  *   <li><b>per-call</b> ORCA reports, always: grpc's {@code OrcaPerRequestUtil} reads each call's
@@ -29,13 +29,12 @@ import javax.annotation.concurrent.NotThreadSafe;
  *
  * <p>Threading: a {@link LoadBalancer}, confined to the channel's SynchronizationContext (OOB
  * listeners run there too); per-call reports arrive on transport threads and go straight to the
- * thread-safe {@link EndpointLoad}.
+ * endpoint's thread-safe load.
  */
 @NotThreadSafe
 final class OrcaLeastRequestLoadBalancer extends LoadBalancer {
 
-  private final LeastRequestPickerFactory pickers =
-      new LeastRequestPickerFactory(OrcaUtilization.PER_CALL);
+  private final LoadAwarePickerFactory pickers;
   private final LoadBalancer delegate;
 
   /** Every live subchannel created through us, with its address group, for OOB (re)configuration. */
@@ -43,10 +42,17 @@ final class OrcaLeastRequestLoadBalancer extends LoadBalancer {
 
   private OrcaConfig config = OrcaConfig.DEFAULT;
 
-  OrcaLeastRequestLoadBalancer(Helper helper, String policyName) {
+  /**
+   * @param pickers the least-request picker factory, with per-call ORCA reading on its tracers
+   * @param weighted makes steelyard's weighted balancer over a helper and a picker factory
+   */
+  OrcaLeastRequestLoadBalancer(
+      Helper helper,
+      LoadAwarePickerFactory pickers,
+      BiFunction<Helper, LoadAwarePickerFactory, LoadBalancer> weighted) {
+    this.pickers = pickers;
     Helper orcaHelper = OrcaOobUtil.newOrcaReportingHelper(helper);
-    this.delegate =
-        WeightedPolicy.newBareLoadBalancer(new OobHelper(orcaHelper), policyName, pickers);
+    this.delegate = weighted.apply(new OobHelper(orcaHelper), pickers);
   }
 
   @Override
@@ -90,12 +96,7 @@ final class OrcaLeastRequestLoadBalancer extends LoadBalancer {
     OrcaOobUtil.setListener(
         subchannel,
         config.enableOob
-            ? report -> {
-              EndpointLoad load = pickers.load(eag);
-              if (load != null) {
-                OrcaUtilization.fold(report, load);
-              }
-            }
+            ? report -> pickers.reportUtilization(eag, OrcaUtilization.of(report))
             : null,
         reporting);
   }

@@ -1,11 +1,10 @@
 package io.steelyard.balancer.orca;
 
 import io.grpc.services.MetricReport;
-import io.steelyard.balancer.internal.EndpointLoad;
 import io.grpc.xds.orca.OrcaPerRequestUtil;
-import io.steelyard.balancer.internal.TracerDecorator;
+import io.steelyard.balancer.spi.TracerDecorator;
 
-/** How an ORCA report becomes the one utilization figure an {@link EndpointLoad} folds in. */
+/** How an ORCA report becomes the one utilization figure an endpoint's load folds in. */
 final class OrcaUtilization {
 
   /**
@@ -13,9 +12,9 @@ final class OrcaUtilization {
    * per-request utility, around the endpoint's own tracer.
    */
   static final TracerDecorator PER_CALL =
-      (own, load) ->
+      (own, utilization) ->
           OrcaPerRequestUtil.getInstance()
-              .newOrcaClientStreamTracerFactory(own, report -> fold(report, load));
+              .newOrcaClientStreamTracerFactory(own, report -> utilization.accept(of(report)));
 
   private OrcaUtilization() {}
 
@@ -26,9 +25,5 @@ final class OrcaUtilization {
   static double of(MetricReport report) {
     double application = report.getApplicationUtilization();
     return application > 0 ? application : report.getCpuUtilization();
-  }
-
-  static void fold(MetricReport report, EndpointLoad load) {
-    load.reportUtilization(of(report));
   }
 }

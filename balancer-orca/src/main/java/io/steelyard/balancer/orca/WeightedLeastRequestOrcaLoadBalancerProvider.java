@@ -1,18 +1,19 @@
 package io.steelyard.balancer.orca;
 
 import io.grpc.LoadBalancer;
-import io.grpc.LoadBalancerProvider;
 import io.grpc.NameResolver.ConfigOrError;
-import io.steelyard.balancer.internal.WeightedPolicy;
+import io.steelyard.balancer.WeightedLeastRequestLoadBalancerProvider;
+import io.steelyard.balancer.WeightedPolicyProvider;
+import io.steelyard.balancer.spi.LoadAwarePickerFactory;
 import java.util.Map;
 
 /**
- * The {@value #POLICY_NAME} load-balancing policy: {@code weighted_least_request} (see {@code
- * io.steelyard.balancer.WeightedLeastRequestLoadBalancerProvider}) whose score also counts the
- * utilization {@code u} each server reports through ORCA, multiplying it by {@code 1 / (1 -
- * min(u, 0.95))}. The utilization is the report's application utilization when set, else its CPU
- * utilization (as grpc-java's {@code weighted_round_robin}). Reports come from every call's
- * trailers, and also out of band when {@code enableOobLoadReport} is on.
+ * The {@value #POLICY_NAME} load-balancing policy: {@code weighted_least_request} (see {@link
+ * WeightedLeastRequestLoadBalancerProvider}) whose score also counts the utilization {@code u}
+ * each server reports through ORCA, multiplying it by {@code 1 / (1 - min(u, 0.95))}. The
+ * utilization is the report's application utilization when set, else its CPU utilization (as
+ * grpc-java's {@code weighted_round_robin}). Reports come from every call's trailers, and also out
+ * of band when {@code enableOobLoadReport} is on.
  *
  * <p>Servers report with grpc-java's own classes, e.g. {@code
  * OrcaMetricReportingServerInterceptor.create(metricRecorder)} for per-call reports and {@code
@@ -23,46 +24,38 @@ import java.util.Map;
  *     {"choiceCount": 2, "enableOobLoadReport": false, "oobReportingPeriod": "10s"}}]}
  * }</pre>
  *
- * <p>Registered through {@code META-INF/services} when the {@code balancer-orca} jar (which
- * brings grpc-xds) is on the classpath.
+ * <p>Every option of {@code weighted_least_request} (and those every weighted policy shares: slow
+ * start, the panic threshold, subsetting) applies too; an unknown field is ignored with a logged
+ * warning. Registered through {@code META-INF/services} when the {@code balancer-orca} jar (which
+ * brings grpc-xds) is on the classpath. Built on {@link WeightedPolicyProvider}, as any policy
+ * outside steelyard's {@code balancer} module would be.
  */
-public final class WeightedLeastRequestOrcaLoadBalancerProvider extends LoadBalancerProvider {
+public final class WeightedLeastRequestOrcaLoadBalancerProvider extends WeightedPolicyProvider {
 
   /** The policy name in service configs and {@code defaultLoadBalancingPolicy}. */
   public static final String POLICY_NAME = "weighted_least_request_orca";
 
   /** Called by {@link java.util.ServiceLoader} (grpc's {@code LoadBalancerRegistry}). */
-  public WeightedLeastRequestOrcaLoadBalancerProvider() {}
-
-  @Override
-  public boolean isAvailable() {
-    return true;
+  public WeightedLeastRequestOrcaLoadBalancerProvider() {
+    super(POLICY_NAME, OrcaConfig.FIELDS);
   }
 
   @Override
-  public int getPriority() {
-    return 5;
+  protected LoadAwarePickerFactory newPickerFactory() {
+    return WeightedLeastRequestLoadBalancerProvider.newPickerFactory(OrcaUtilization.PER_CALL);
   }
 
   @Override
-  public String getPolicyName() {
-    return POLICY_NAME;
-  }
-
-  @Override
-  public LoadBalancer newLoadBalancer(LoadBalancer.Helper helper) {
-    return WeightedPolicy.withHealthChecking(
-        new LoadBalancer.Factory() {
-          @Override
-          public LoadBalancer newLoadBalancer(LoadBalancer.Helper h) {
-            return new OrcaLeastRequestLoadBalancer(h, POLICY_NAME);
-          }
-        },
-        helper);
+  protected LoadBalancer newBalancer(LoadBalancer.Helper helper) {
+    return new OrcaLeastRequestLoadBalancer(helper, newPickerFactory(), this::newWeightedBalancer);
   }
 
   @Override
   public ConfigOrError parseLoadBalancingPolicyConfig(Map<String, ?> rawConfig) {
-    return OrcaConfig.parse(POLICY_NAME, rawConfig);
+    return OrcaConfig.parse(
+        POLICY_NAME,
+        rawConfig,
+        this::parseWeightedConfig,
+        WeightedPolicyProvider::parseDurationNanos);
   }
 }

@@ -52,8 +52,18 @@ class OrcaConfigTest {
         .startsWith("weighted_least_request_orca.oobReportingPeriod: 10 (expected: a duration");
     assertThat(error(Map.of("choiceCount", 11.0)))
         .isEqualTo("weighted_least_request_orca.choiceCount: 11.0 (expected: 2..10)");
-    assertThat(error(Map.of("blackoutPeriod", "10s")))
-        .startsWith("weighted_least_request_orca.blackoutPeriod: unknown field (expected: one of [");
+  }
+
+  @Test
+  void unknownFieldIsIgnoredAndTheRestApplies() {
+    ConfigOrError parsed =
+        provider.parseLoadBalancingPolicyConfig(
+            Map.of("blackoutPeriod", "10s", "enableOobLoadReport", true, "choiceCount", 3.0));
+
+    assertThat(parsed.getError()).isNull();
+    OrcaConfig config = (OrcaConfig) parsed.getConfig();
+    assertThat(config.enableOob).isTrue();
+    assertThat(config.base.choiceCount()).isEqualTo(3);
   }
 
   @Test

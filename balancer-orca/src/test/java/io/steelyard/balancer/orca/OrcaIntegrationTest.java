@@ -18,7 +18,7 @@ import io.grpc.services.MetricRecorder;
 import io.grpc.stub.ClientCalls;
 import io.grpc.xds.orca.OrcaMetricReportingServerInterceptor;
 import io.grpc.xds.orca.OrcaServiceImpl;
-import io.steelyard.balancer.EndpointWeights;
+import io.steelyard.registry.EndpointWeights;
 import io.steelyard.testkit.grpc.CapacityBackend;
 import io.steelyard.testkit.grpc.StaticResolverProvider;
 import java.net.InetAddress;

@@ -5,9 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.grpc.Attributes;
 import io.grpc.EquivalentAddressGroup;
+import io.grpc.LoadBalancer;
 import io.grpc.LoadBalancer.ResolvedAddresses;
 import io.grpc.LoadBalancer.SubchannelPicker;
-import io.steelyard.balancer.EndpointWeights;
+import io.steelyard.registry.EndpointWeights;
 import io.steelyard.testkit.grpc.FakeHelper;
 import io.steelyard.testkit.grpc.FakeHelper.FakeSubchannel;
 import java.net.InetSocketAddress;
@@ -27,8 +28,7 @@ class OrcaLeastRequestLoadBalancerTest {
   private static final SocketAddress B = InetSocketAddress.createUnresolved("b", 2);
 
   private final FakeHelper helper = new FakeHelper();
-  private final OrcaLeastRequestLoadBalancer lb =
-      new OrcaLeastRequestLoadBalancer(helper, "weighted_least_request_orca");
+  private final LoadBalancer lb = new WeightedLeastRequestOrcaLoadBalancerProvider().newBalancer(helper);
 
   @AfterEach
   void shutdown() {

@@ -2,6 +2,7 @@ package io.steelyard.balancer.internal;
 
 import io.grpc.LoadBalancer;
 import io.grpc.NameResolver;
+import io.steelyard.balancer.spi.BalancerObserver;
 import javax.annotation.Nullable;
 
 /** Finds a channel's {@link BalancerObserver} factory, if it was given one. */

@@ -12,7 +12,7 @@ import org.slf4j.LoggerFactory;
  * with what weight: its <em>effective weight</em>, {@code 0} meaning "not eligible".
  *
  * <p>Today: an endpoint is eligible when its declared weight (from {@link
- * io.steelyard.balancer.EndpointWeights}) is positive, and counts with that weight. Weight 0 is a
+ * io.steelyard.registry.EndpointWeights}) is positive, and counts with that weight. Weight 0 is a
  * drain. When <em>every</em> endpoint is drained, all of them are eligible with weight 1
  * (availability over literalness), and one warning is logged when that state begins.
  *

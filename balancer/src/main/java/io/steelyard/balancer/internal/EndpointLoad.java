@@ -8,6 +8,8 @@ import io.grpc.Attributes;
 import io.grpc.ClientStreamTracer;
 import io.grpc.Metadata;
 import io.grpc.Status;
+import io.steelyard.balancer.spi.TracerDecorator;
+import io.steelyard.balancer.spi.WeightedPolicyConfig;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.annotation.concurrent.ThreadSafe;
 
@@ -46,7 +48,7 @@ import javax.annotation.concurrent.ThreadSafe;
  * same endpoint completing at the same instant). Time comes from the injected {@link Ticker}.
  */
 @ThreadSafe
-public final class EndpointLoad {
+final class EndpointLoad {
 
   /** Floor of the success ratio: caps the error penalty at 100 with the default exponent 2. */
   static final double MIN_SUCCESS_RATIO = 0.1;
@@ -81,7 +83,8 @@ public final class EndpointLoad {
     this.lastSuccessSampleNanos = now;
     this.lastLatencySampleNanos = now;
     configure(config);
-    this.tracerFactory = requireNonNull(decorator, "decorator").decorate(ownTracerFactory, this);
+    this.tracerFactory =
+        requireNonNull(decorator, "decorator").decorate(ownTracerFactory, this::reportUtilization);
   }
 
   /** Applies a new config's averaging settings; the state so far is kept. */
@@ -120,7 +123,7 @@ public final class EndpointLoad {
    * A utilization the server reported (ORCA: application utilization, else CPU utilization).
    * Values that are not finite or are negative are ignored; above 1 counts as saturated.
    */
-  public void reportUtilization(double utilization) {
+  void reportUtilization(double utilization) {
     if (!(utilization >= 0) || Double.isInfinite(utilization)) {
       return;
     }

@@ -5,6 +5,7 @@ import static com.google.common.base.Preconditions.checkArgument;
 import io.grpc.LoadBalancer.PickResult;
 import io.grpc.LoadBalancer.PickSubchannelArgs;
 import io.grpc.LoadBalancer.SubchannelPicker;
+import io.steelyard.balancer.spi.WeightedPolicyConfig;
 import java.util.Arrays;
 import java.util.Random;
 import java.util.concurrent.ThreadLocalRandom;

@@ -7,6 +7,9 @@ import com.google.common.base.Ticker;
 import com.google.common.collect.ImmutableMap;
 import io.grpc.EquivalentAddressGroup;
 import io.grpc.LoadBalancer.SubchannelPicker;
+import io.steelyard.balancer.spi.LoadAwarePickerFactory;
+import io.steelyard.balancer.spi.TracerDecorator;
+import io.steelyard.balancer.spi.WeightedPolicyConfig;
 import java.util.Map;
 import java.util.Random;
 import javax.annotation.Nullable;
@@ -21,13 +24,10 @@ import javax.annotation.Nullable;
  * <p>One per balancer. Threading: {@link #newPicker} and {@link #load} run in the balancer's
  * SynchronizationContext; the loads themselves are thread-safe.
  *
- * <pre>{@code
- * // balancer-orca: the same policy with per-call ORCA reports folded into each endpoint's load
- * LeastRequestPickerFactory pickers = new LeastRequestPickerFactory(orcaDecorator);
- * LoadBalancer lb = WeightedPolicy.newBareLoadBalancer(helper, "weighted_least_request_orca", pickers);
- * }</pre>
+ * <p>Made by {@link WeightedBalancers#leastRequestPickers}; {@code balancer-orca} gets one with a
+ * per-call ORCA decorator and sends out-of-band reports to {@link #reportUtilization}.
  */
-public final class LeastRequestPickerFactory implements PickerFactory {
+final class LeastRequestPickerFactory implements LoadAwarePickerFactory {
 
   private final Ticker ticker;
   @Nullable private final Random random;
@@ -37,12 +37,12 @@ public final class LeastRequestPickerFactory implements PickerFactory {
   private volatile Map<Object, EndpointLoad> loads = ImmutableMap.of();
 
   /** The production factory: system ticker, {@link java.util.concurrent.ThreadLocalRandom}. */
-  public LeastRequestPickerFactory() {
+  LeastRequestPickerFactory() {
     this(TracerDecorator.NONE);
   }
 
   /** As {@link #LeastRequestPickerFactory()}, with {@code decorator} on every endpoint's tracer. */
-  public LeastRequestPickerFactory(TracerDecorator decorator) {
+  LeastRequestPickerFactory(TracerDecorator decorator) {
     this(Ticker.systemTicker(), null, decorator);
   }
 
@@ -99,7 +99,17 @@ public final class LeastRequestPickerFactory implements PickerFactory {
    * null when there is none: where an out-of-band report from a subchannel of {@code eag} goes.
    */
   @Nullable
-  public EndpointLoad load(EquivalentAddressGroup eag) {
+  EndpointLoad load(EquivalentAddressGroup eag) {
     return loads.get(WeightedLoadBalancer.endpointKey(eag));
+  }
+
+  @Override
+  public boolean reportUtilization(EquivalentAddressGroup eag, double utilization) {
+    EndpointLoad load = load(eag);
+    if (load == null) {
+      return false;
+    }
+    load.reportUtilization(utilization);
+    return true;
   }
 }

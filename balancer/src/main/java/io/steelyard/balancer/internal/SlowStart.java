@@ -3,7 +3,8 @@ package io.steelyard.balancer.internal;
 import static java.util.Objects.requireNonNull;
 
 import com.google.common.base.Ticker;
-import io.steelyard.balancer.EndpointWeights;
+import io.steelyard.balancer.spi.SlowStartConfig;
+import io.steelyard.registry.EndpointWeights;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;

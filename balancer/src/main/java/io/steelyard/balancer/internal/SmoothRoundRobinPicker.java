@@ -7,6 +7,7 @@ import com.google.common.math.IntMath;
 import io.grpc.LoadBalancer.PickResult;
 import io.grpc.LoadBalancer.PickSubchannelArgs;
 import io.grpc.LoadBalancer.SubchannelPicker;
+import io.steelyard.balancer.spi.PickerFactory;
 
 /**
  * Deterministic, smooth weighted round robin with O(1) lock-free picks that scale with threads.

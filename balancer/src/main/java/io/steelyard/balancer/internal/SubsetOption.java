@@ -2,6 +2,8 @@ package io.steelyard.balancer.internal;
 
 import io.grpc.NameResolver.ConfigOrError;
 import io.grpc.Status;
+import io.steelyard.balancer.spi.RendezvousSubset;
+import io.steelyard.balancer.spi.WeightedPolicyConfig;
 import java.util.Map;
 import java.util.function.Function;
 
@@ -21,8 +23,8 @@ import java.util.function.Function;
  */
 final class SubsetOption {
 
-  static final String SIZE = "subsetSize";
-  static final String CLIENT_ID = "subsetClientId";
+  static final String SIZE = WeightedPolicyConfig.FIELD_SUBSET_SIZE;
+  static final String CLIENT_ID = WeightedPolicyConfig.FIELD_SUBSET_CLIENT_ID;
   static final int MAX_SIZE = 10_000;
 
   private SubsetOption() {}

@@ -2,6 +2,8 @@ package io.steelyard.balancer.internal;
 
 import io.grpc.EquivalentAddressGroup;
 import io.grpc.LoadBalancer.ResolvedAddresses;
+import io.steelyard.balancer.spi.RendezvousSubset;
+import io.steelyard.balancer.spi.WeightedPolicyConfig;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.util.LinkedHashMap;

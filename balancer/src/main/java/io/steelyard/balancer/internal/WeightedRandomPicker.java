@@ -4,6 +4,7 @@ import com.google.common.annotations.VisibleForTesting;
 import io.grpc.LoadBalancer.PickResult;
 import io.grpc.LoadBalancer.PickSubchannelArgs;
 import io.grpc.LoadBalancer.SubchannelPicker;
+import io.steelyard.balancer.spi.PickerFactory;
 import java.util.Random;
 import java.util.concurrent.ThreadLocalRandom;
 import javax.annotation.Nullable;

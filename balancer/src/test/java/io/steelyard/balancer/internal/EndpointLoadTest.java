@@ -6,6 +6,8 @@ import static org.assertj.core.api.Assertions.within;
 import io.grpc.ClientStreamTracer;
 import io.grpc.Metadata;
 import io.grpc.Status;
+import io.steelyard.balancer.spi.TracerDecorator;
+import io.steelyard.balancer.spi.WeightedPolicyConfig;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 

@@ -6,13 +6,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.grpc.Attributes;
 import io.grpc.EquivalentAddressGroup;
 import io.grpc.LoadBalancer;
+import io.grpc.LoadBalancerProvider;
+import io.steelyard.balancer.WeightedRandomLoadBalancerProvider;
+import io.steelyard.balancer.WeightedRoundRobinStaticLoadBalancerProvider;
 import io.grpc.LoadBalancer.CreateSubchannelArgs;
 import io.grpc.LoadBalancer.PickResult;
 import io.grpc.LoadBalancer.ResolvedAddresses;
 import io.grpc.LoadBalancer.Subchannel;
 import io.grpc.Status;
 import io.grpc.protobuf.services.HealthCheckingLoadBalancerUtil;
-import io.steelyard.balancer.EndpointWeights;
+import io.steelyard.registry.EndpointWeights;
 import io.steelyard.testkit.grpc.FakeHelper;
 import io.steelyard.testkit.grpc.FakeHelper.FakeSubchannel;
 import java.net.InetSocketAddress;
@@ -84,10 +87,10 @@ class HealthWrapperUnwrappingTest {
   @ParameterizedTest
   @ValueSource(strings = {"weighted_random", "weighted_round_robin_static"})
   void picksThroughTheHealthWrapperReturnOneStoredResultWithTheChannelsSubchannel(String name) {
-    WeightedPolicy policy =
+    LoadBalancerProvider policy =
         name.equals("weighted_random")
-            ? WeightedPolicy.WEIGHTED_RANDOM
-            : WeightedPolicy.WEIGHTED_ROUND_ROBIN_STATIC;
+            ? new WeightedRandomLoadBalancerProvider()
+            : new WeightedRoundRobinStaticLoadBalancerProvider();
     FakeHelper helper = new FakeHelper();
     LoadBalancer lb = policy.newLoadBalancer(helper);
     helper.syncContext().execute(() -> lb.acceptResolvedAddresses(resolution()));

@@ -7,6 +7,8 @@ import static org.assertj.core.api.Assertions.within;
 
 import io.grpc.LoadBalancer.PickResult;
 import io.grpc.Status;
+import io.steelyard.balancer.spi.TracerDecorator;
+import io.steelyard.balancer.spi.WeightedPolicyConfig;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Deque;

@@ -12,7 +12,9 @@ import io.grpc.LoadBalancer;
 import io.grpc.LoadBalancer.ResolvedAddresses;
 import io.grpc.Status;
 import io.grpc.util.ForwardingLoadBalancerHelper;
-import io.steelyard.balancer.EndpointWeights;
+import io.steelyard.balancer.spi.SlowStartConfig;
+import io.steelyard.balancer.spi.WeightedPolicyConfig;
+import io.steelyard.registry.EndpointWeights;
 import io.steelyard.testkit.grpc.FakeHelper;
 import io.steelyard.testkit.time.FakeScheduler;
 import java.net.InetSocketAddress;
@@ -84,7 +86,9 @@ class SlowStartTest {
                     .setAddresses(eags)
                     .setAttributes(Attributes.EMPTY)
                     .setLoadBalancingPolicyConfig(
-                        WeightedPolicyConfig.builder().slowStart(slowStart).build())
+                        slowStart == null
+                            ? WeightedPolicyConfig.DEFAULT
+                            : WeightedPolicyConfig.builder().slowStart(slowStart).build())
                     .build()));
   }
 

@@ -4,6 +4,7 @@ import static io.steelyard.balancer.internal.TestPickers.childPickers;
 import static io.steelyard.balancer.internal.TestPickers.indexOf;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.steelyard.balancer.spi.PickerFactory;
 import java.util.Arrays;
 import java.util.Random;
 import java.util.concurrent.atomic.AtomicLongArray;

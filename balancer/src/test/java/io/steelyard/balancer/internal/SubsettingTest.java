@@ -8,7 +8,9 @@ import io.grpc.Attributes;
 import io.grpc.EquivalentAddressGroup;
 import io.grpc.LoadBalancer.ResolvedAddresses;
 import io.grpc.NameResolver.ConfigOrError;
-import io.steelyard.balancer.EndpointWeights;
+import io.steelyard.balancer.spi.RendezvousSubset;
+import io.steelyard.balancer.spi.WeightedPolicyConfig;
+import io.steelyard.registry.EndpointWeights;
 import io.steelyard.testkit.grpc.FakeHelper;
 import io.steelyard.testkit.grpc.FakeHelper.FakeSubchannel;
 import java.net.InetSocketAddress;
@@ -38,7 +40,7 @@ class SubsettingTest {
   }
 
   private static Object config(Map<String, ?> raw) {
-    ConfigOrError parsed = WeightedPolicy.WEIGHTED_RANDOM.parseConfig(raw);
+    ConfigOrError parsed = new PolicyConfigParser("weighted_random", Set.of()).parse(raw);
     assertThat(parsed.getError()).isNull();
     return parsed.getConfig();
   }
@@ -112,7 +114,7 @@ class SubsettingTest {
     for (Map<String, ?> raw : List.<Map<String, ?>>of(
         Map.of("subsetSize", 0.0), Map.of("subsetSize", 2.5), Map.of("subsetSize", "20"),
         Map.of("subsetSize", 20.0, "subsetClientId", ""), Map.of("subsetClientId", "a"))) {
-      ConfigOrError parsed = WeightedPolicy.WEIGHTED_RANDOM.parseConfig(raw);
+      ConfigOrError parsed = new PolicyConfigParser("weighted_random", Set.of()).parse(raw);
       assertThat(parsed.getConfig()).as("%s", raw).isNull();
       errors.put(raw.toString(), parsed.getError().getDescription());
     }

@@ -6,7 +6,7 @@ import io.grpc.ServerInterceptors;
 import io.grpc.netty.NettyServerBuilder;
 import io.grpc.services.MetricRecorder;
 import io.grpc.xds.orca.OrcaMetricReportingServerInterceptor;
-import io.steelyard.balancer.EndpointWeights;
+import io.steelyard.registry.EndpointWeights;
 import io.steelyard.testkit.grpc.CapacityBackend;
 import java.io.IOException;
 import java.net.InetAddress;

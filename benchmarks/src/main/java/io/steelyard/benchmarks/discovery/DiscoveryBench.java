@@ -12,7 +12,7 @@ import io.grpc.EquivalentAddressGroup;
 import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
-import io.steelyard.balancer.EndpointWeights;
+import io.steelyard.registry.EndpointWeights;
 import io.steelyard.discovery.DiscoveryStats;
 import io.steelyard.discovery.ServiceWatcher;
 import io.steelyard.discovery.Snapshot;

@@ -1,6 +1,6 @@
 package io.steelyard.benchmarks.subset;
 
-import io.steelyard.balancer.internal.RendezvousSubset;
+import io.steelyard.balancer.spi.RendezvousSubset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;

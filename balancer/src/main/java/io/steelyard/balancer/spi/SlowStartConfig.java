@@ -1,10 +1,8 @@
-package io.steelyard.balancer.internal;
+package io.steelyard.balancer.spi;
 
 import static com.google.common.base.Preconditions.checkArgument;
 
-import io.grpc.NameResolver.ConfigOrError;
-import io.grpc.Status;
-import java.util.Map;
+import com.google.common.collect.ImmutableSortedSet;
 import java.util.Objects;
 import java.util.Set;
 import javax.annotation.concurrent.Immutable;
@@ -13,7 +11,9 @@ import javax.annotation.concurrent.Immutable;
  * The {@code slowStart} option every weighted policy accepts, as Envoy's {@code
  * slow_start_config}: an endpoint that starts ramping gets {@code weight × max(minWeightPercent /
  * 100, (t / window)^(1 / aggression))} at {@code t} after the ramp began, until {@code window}
- * has passed. When a ramp begins, and when it does not, is decided by {@link SlowStart}.
+ * has passed. The balancer begins a ramp when an endpoint becomes usable after a gap (new, back
+ * from a failure, undrained), not for those of the channel's first resolution; see {@code
+ * docs/balancer.md}.
  *
  * <pre>{@code
  * {"weighted_random": {"slowStart": {"window": "30s", "aggression": 1.0, "minWeightPercent": 10}}}
@@ -43,8 +43,9 @@ public final class SlowStartConfig {
   /** Largest aggression accepted: beyond it the ramp is a step in all but name. */
   public static final double MAX_AGGRESSION = 100.0;
 
-  private static final Set<String> FIELDS =
-      Set.of(FIELD_WINDOW, FIELD_AGGRESSION, FIELD_MIN_WEIGHT_PERCENT);
+  /** The fields of the {@code slowStart} object. */
+  public static final Set<String> FIELDS =
+      ImmutableSortedSet.of(FIELD_WINDOW, FIELD_AGGRESSION, FIELD_MIN_WEIGHT_PERCENT);
 
   private final long windowNanos;
   private final double aggression;
@@ -93,67 +94,6 @@ public final class SlowStartConfig {
     double progress = Math.max(0, elapsedNanos) / (double) windowNanos;
     double ramp = aggression == 1.0 ? progress : Math.pow(progress, 1.0 / aggression);
     return Math.max(minWeightPercent / 100.0, ramp);
-  }
-
-  /**
-   * Parses the raw {@code slowStart} value of {@code policyName}'s config; errors name {@code
-   * policyName.slowStart.field}.
-   */
-  static ConfigOrError parse(String policyName, Object raw) {
-    String prefix = policyName + "." + FIELD;
-    if (!(raw instanceof Map)) {
-      return error(prefix, raw + " (expected: an object with \"window\")");
-    }
-    Map<?, ?> map = (Map<?, ?>) raw;
-    for (Object key : map.keySet()) {
-      if (!FIELDS.contains(key)) {
-        return error(
-            prefix + "." + key,
-            "unknown field (expected: one of ["
-                + FIELD_AGGRESSION
-                + ", "
-                + FIELD_MIN_WEIGHT_PERCENT
-                + ", "
-                + FIELD_WINDOW
-                + "])");
-      }
-    }
-    Object window = map.get(FIELD_WINDOW);
-    long windowNanos = WeightedPolicyConfig.parseDuration(window);
-    if (windowNanos <= 0) {
-      return error(
-          prefix + "." + FIELD_WINDOW,
-          (window == null ? "missing" : window) + " (expected: a duration > 0s, e.g. \"30s\")");
-    }
-    double aggression = DEFAULT_AGGRESSION;
-    if (map.containsKey(FIELD_AGGRESSION)) {
-      Object value = map.get(FIELD_AGGRESSION);
-      if (!(value instanceof Number)
-          || !(((Number) value).doubleValue() > 0)
-          || ((Number) value).doubleValue() > MAX_AGGRESSION) {
-        return error(
-            prefix + "." + FIELD_AGGRESSION,
-            value + " (expected: a number > 0 and <= " + MAX_AGGRESSION + ")");
-      }
-      aggression = ((Number) value).doubleValue();
-    }
-    int minWeightPercent = DEFAULT_MIN_WEIGHT_PERCENT;
-    if (map.containsKey(FIELD_MIN_WEIGHT_PERCENT)) {
-      Object value = map.get(FIELD_MIN_WEIGHT_PERCENT);
-      if (!(value instanceof Number)
-          || ((Number) value).doubleValue() != Math.rint(((Number) value).doubleValue())
-          || ((Number) value).doubleValue() < 1
-          || ((Number) value).doubleValue() > 100) {
-        return error(
-            prefix + "." + FIELD_MIN_WEIGHT_PERCENT, value + " (expected: a whole number 1..100)");
-      }
-      minWeightPercent = ((Number) value).intValue();
-    }
-    return ConfigOrError.fromConfig(new SlowStartConfig(windowNanos, aggression, minWeightPercent));
-  }
-
-  private static ConfigOrError error(String field, String message) {
-    return ConfigOrError.fromError(Status.UNAVAILABLE.withDescription(field + ": " + message));
   }
 
   @Override

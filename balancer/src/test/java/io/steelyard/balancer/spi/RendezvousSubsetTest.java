@@ -1,4 +1,4 @@
-package io.steelyard.balancer.internal;
+package io.steelyard.balancer.spi;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

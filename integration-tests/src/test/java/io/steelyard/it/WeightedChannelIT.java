@@ -1,9 +1,9 @@
-package io.steelyard.discovery;
+package io.steelyard.it;
 
-import static io.steelyard.discovery.Etcd.put;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
@@ -23,6 +23,7 @@ import io.steelyard.registry.EtcdConnection;
 import io.steelyard.testkit.EtcdCluster;
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -33,7 +34,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-/** The weight attribute contract end to end: etcd value -> resolver -> steelyard's balancer. */
+/**
+ * The weight attribute contract end to end: an etcd value, the {@code etcd} resolver writing
+ * {@code EndpointWeights}, steelyard's balancer reading it; a weight change shifts the traffic.
+ */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class WeightedChannelIT {
 
@@ -116,22 +120,9 @@ class WeightedChannelIT {
     }
   }
 
-  @Test
-  void aChannelResolvesThroughTheProviderItCarriesInsteadOfTheRegistryOne() throws Exception {
-    int a = startServer();
-    // Registered under a prefix the registry's provider (default layout) never reads.
-    EtcdNameResolverProvider own = EtcdNameResolverProvider.builder()
-        .connection(EtcdConnection.of(etcd.endpoints()))
-        .layout(io.steelyard.registry.KeyLayout.of("/own-prefix"))
-        .build();
-    try (Client writer = EtcdConnection.of(etcd.endpoints()).connect()) {
-      put(writer, "/own-prefix/carried/127.0.0.1:" + a, "127.0.0.1:" + a + "|1");
-      channel = Grpc.newChannelBuilder("etcd:///carried", InsecureChannelCredentials.create())
-          .setNameResolverArg(EtcdNameResolverProvider.CHANNEL_PROVIDER, own)
-          .build();
-      HealthGrpc.HealthBlockingStub stub = HealthGrpc.newBlockingStub(channel).withWaitForReady();
-      int[] c = callAndCount(stub, 3);
-      assertThat(c[0]).isEqualTo(3);
-    }
+  private static void put(Client client, String key, String value) throws Exception {
+    client.getKVClient()
+        .put(ByteSequence.from(key, StandardCharsets.UTF_8), ByteSequence.from(value, StandardCharsets.UTF_8))
+        .get(10, TimeUnit.SECONDS);
   }
 }

@@ -1,7 +1,6 @@
-package io.steelyard.balancer.internal;
+package io.steelyard.balancer.spi;
 
 import io.grpc.NameResolver;
-import io.steelyard.balancer.EndpointState;
 import java.util.List;
 
 /**

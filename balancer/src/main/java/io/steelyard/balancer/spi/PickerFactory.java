@@ -1,4 +1,4 @@
-package io.steelyard.balancer.internal;
+package io.steelyard.balancer.spi;
 
 import io.grpc.LoadBalancer.SubchannelPicker;
 
@@ -6,8 +6,8 @@ import io.grpc.LoadBalancer.SubchannelPicker;
  * How one policy turns the READY, eligible endpoints into a picker: the only part in which the
  * weighted policies differ.
  *
- * <p>A balancer gets its own factory ({@link WeightedPolicy#newPickerFactory()}) and keeps it for
- * its lifetime, so a factory may hold state that must outlive a single picker: round robin's
+ * <p>A balancer gets its own factory (from {@code WeightedPolicyProvider.newPickerFactory()}) and
+ * keeps it for its lifetime, so a factory may hold state that must outlive a single picker: round robin's
  * positions, so that a picker swap does not restart the sequence, and {@code
  * weighted_least_request}'s per-endpoint load (outstanding calls, latency, errors), which must
  * follow an endpoint from picker to picker.
@@ -16,6 +16,7 @@ import io.grpc.LoadBalancer.SubchannelPicker;
  * pickers it returns are immutable, thread-safe, lock-free and allocation-free on the pick path,
  * and implement {@code equals} so the balancer publishes a picker only when it changed.
  */
+@FunctionalInterface
 public interface PickerFactory {
 
   /**

@@ -1,4 +1,4 @@
-package io.steelyard.balancer;
+package io.steelyard.registry;
 
 import static com.google.common.base.Preconditions.checkArgument;
 import static java.util.Objects.requireNonNull;
@@ -11,7 +11,14 @@ import java.util.Map;
 /**
  * Attaches a weight (and optional metadata) to an {@link EquivalentAddressGroup} and reads it
  * back. This is the only contract between a resolver and steelyard's balancers: the etcd
- * resolver in {@code discovery-client} uses it, and so can any other resolver.
+ * resolver in {@code discovery-client} writes it, the policies in {@code balancer} read it, and
+ * any other resolver (DNS, a static list) may write it too.
+ *
+ * <p>Why here, in the registry contract: a grpc {@link Attributes.Key} is compared by identity, so
+ * the writer and the reader must share this one class, and neither should depend on the other.
+ * {@code registry-core} already needs {@code grpc-api} (jetcd is built on grpc, and the etcd call
+ * layer classifies failures by gRPC status), so the key costs no new dependency; the weight's
+ * range is the registry's own ({@link Validation#MAX_WEIGHT}).
  *
  * <pre>{@code
  * EquivalentAddressGroup eag = EndpointWeights.withWeight(
@@ -25,10 +32,10 @@ import java.util.Map;
 public final class EndpointWeights {
 
   /** Weight of an endpoint that carries no weight attribute (DNS, static lists). */
-  public static final int DEFAULT_WEIGHT = 1;
+  public static final int DEFAULT_WEIGHT = Validation.DEFAULT_WEIGHT;
 
-  /** The largest weight accepted anywhere in steelyard. */
-  public static final int MAX_WEIGHT = 1_000_000;
+  /** The largest weight accepted anywhere in steelyard: {@value}. */
+  public static final int MAX_WEIGHT = Validation.MAX_WEIGHT;
 
   /** The endpoint's weight, an {@link Integer} in {@code 0..MAX_WEIGHT}. */
   @EquivalentAddressGroup.Attr

@@ -1,0 +1,18 @@
+/**
+ * What a weighted policy is built from, for writing one with {@link
+ * io.steelyard.balancer.WeightedPolicyProvider}: the {@link
+ * io.steelyard.balancer.spi.PickerFactory} that makes a policy different from the others, the
+ * parsed config every policy shares ({@link io.steelyard.balancer.spi.WeightedPolicyConfig}, with
+ * {@link io.steelyard.balancer.spi.SlowStartConfig} and {@link
+ * io.steelyard.balancer.spi.RendezvousSubset}), and the hooks a {@code weighted_least_request}
+ * variant uses to feed server-reported load into the score ({@link
+ * io.steelyard.balancer.spi.TracerDecorator}, {@link
+ * io.steelyard.balancer.spi.LoadAwarePickerFactory}); and the observation hook behind {@code
+ * io.steelyard.balancer.BalancerMetrics}, {@link io.steelyard.balancer.spi.BalancerObserver},
+ * which is told each balancer's {@link io.steelyard.balancer.spi.EndpointState}s.
+ *
+ * <p>Public API with the same promise as {@code io.steelyard.balancer}; this package depends on
+ * nothing else of steelyard's, and {@code io.steelyard.balancer.internal} builds on it.
+ */
+@javax.annotation.ParametersAreNonnullByDefault
+package io.steelyard.balancer.spi;
