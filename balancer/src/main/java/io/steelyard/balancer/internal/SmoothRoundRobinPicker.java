@@ -24,9 +24,11 @@ import io.steelyard.balancer.spi.PickerFactory;
  * equal weights: never twice in a row), also across the end of a period.
  *
  * <p><b>Threads.</b> Picks do not share one counter: each thread walks the schedule with the
- * counter of its own stripe ({@link StripedPositions}), which successive pickers of a balancer
- * share so that a picker swap does not restart anyone. A pick is one uncontended {@code
- * getAndIncrement}, a remainder and two array reads. For the picks served by one picker:
+ * position of its own stripe ({@link StripedPositions}), which successive pickers of a balancer
+ * share so that a picker swap does not restart anyone. A pick is a plain read and write of that
+ * position, a compare and two array reads: no locked instruction, no division. For the picks
+ * served by one picker, as long as no two threads pick on one stripe at the same instant (see
+ * {@link StripedPositions} for what such a collision costs):
  *
  * <ul>
  *   <li><em>Per stripe</em>, picks are consecutive slots of the cyclic schedule, so any {@code k}
@@ -80,17 +82,13 @@ final class SmoothRoundRobinPicker extends WeightedPicker {
 
   @Override
   public PickResult pickSubchannel(PickSubchannelArgs args) {
-    return resultFor(endpointAt(positions.next()), args);
+    return resultFor(schedule[positions.next(schedule.length)], args);
   }
 
   /** The endpoint index of one pick on {@code stripe}, for deterministic interleavings in tests. */
   @VisibleForTesting
   int pickOnStripe(int stripe) {
-    return endpointAt(positions.next(stripe));
-  }
-
-  private int endpointAt(long position) {
-    return schedule[(int) (position % schedule.length)];
+    return schedule[positions.next(stripe, schedule.length)];
   }
 
   @VisibleForTesting

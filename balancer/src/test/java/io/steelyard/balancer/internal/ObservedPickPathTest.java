@@ -108,7 +108,7 @@ class ObservedPickPathTest {
   void roundRobinPicksTheSameSequenceWithAnObserverAndPicksNeverReachIt() {
     // One stripe at position 0: the same sequence from any thread.
     assertSamePickPath(
-        () -> SmoothRoundRobinPicker.newFactory(new StripedPositions(new long[] {0})));
+        () -> SmoothRoundRobinPicker.newFactory(new StripedPositions(new int[] {0})));
   }
 
   @Test

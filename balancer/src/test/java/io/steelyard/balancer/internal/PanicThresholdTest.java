@@ -94,7 +94,7 @@ class PanicThresholdTest {
         new WeightedLoadBalancer(
             recording,
             "weighted_round_robin_static",
-            SmoothRoundRobinPicker.newFactory(new StripedPositions(new long[] {0, 0, 0, 0})));
+            SmoothRoundRobinPicker.newFactory(new StripedPositions(new int[] {0, 0, 0, 0})));
   }
 
   @AfterEach

@@ -145,7 +145,7 @@ class SmoothRoundRobinPickerTest {
     assertThat(reduced[0] + reduced[1] + reduced[2]).isLessThanOrEqualTo(SmoothRoundRobinPicker.MAX_PERIOD + 1);
   }
 
-  private static StripedPositions positionsAt(long... initial) {
+  private static StripedPositions positionsAt(int... initial) {
     return new StripedPositions(initial);
   }
 
@@ -178,7 +178,8 @@ class SmoothRoundRobinPickerTest {
     }
 
     assertThat(picked).containsExactly(2, 1, 2, 2, 1, 2, 0, 2);
-    assertThat(positions.next(positions.stripeOf(Thread.currentThread()))).isEqualTo(13);
+    // Eight picks are one whole period of 8: the stripe is back at slot 5.
+    assertThat(positions.next(positions.stripeOf(Thread.currentThread()), 8)).isEqualTo(5);
   }
 
   @Test
@@ -236,7 +237,7 @@ class SmoothRoundRobinPickerTest {
     for (int vector = 0; vector < 200; vector++) {
       int n = 1 + random.nextInt(20);
       int[] weights = randomWeights(random, n, vector % 2 == 0 ? 6 : 60);
-      long[] initial = new long[stripes];
+      int[] initial = new int[stripes];
       for (int s = 0; s < stripes; s++) {
         initial[s] = random.nextInt(1 << 20);
       }
@@ -311,19 +312,19 @@ class SmoothRoundRobinPickerTest {
   }
 
   @Test
-  void concurrentPicksStillGiveExactProportions() throws InterruptedException {
+  void threadsOnTheirOwnStripesGiveExactProportions() throws InterruptedException {
     SmoothRoundRobinPicker picker =
-        new SmoothRoundRobinPicker(
-            childPickers(3), new int[] {1, 2, 5}, StripedPositions.forThisMachine());
-    AtomicLongArray counts = new AtomicLongArray(3);
+        new SmoothRoundRobinPicker(childPickers(3), new int[] {1, 2, 5}, positionsAt(0, 3, 6, 1));
+    long[][] counts = new long[2][3];
     int perThread = 80_000;
     Thread[] threads = new Thread[2];
     for (int t = 0; t < threads.length; t++) {
+      int stripe = t;
       threads[t] =
           new Thread(
               () -> {
                 for (int i = 0; i < perThread; i++) {
-                  counts.incrementAndGet(indexOf(picker.pickSubchannel(null)));
+                  counts[stripe][picker.pickOnStripe(stripe)]++;
                 }
               });
       threads[t].start();
@@ -332,10 +333,36 @@ class SmoothRoundRobinPickerTest {
       thread.join();
     }
 
-    // Each thread keeps to one stripe, and each does 10,000 whole periods of 8: whether the two
-    // share a stripe or not, every stripe served whole periods.
-    assertThat(counts.get(0)).isEqualTo(20_000);
-    assertThat(counts.get(1)).isEqualTo(40_000);
-    assertThat(counts.get(2)).isEqualTo(100_000);
+    // Each thread does 10,000 whole periods of 8 on its own stripe.
+    for (long[] perStripe : counts) {
+      assertThat(perStripe).containsExactly(10_000, 20_000, 50_000);
+    }
+  }
+
+  @Test
+  void threadsSharingOneStripeStillPickOnlyScheduledEndpoints() throws InterruptedException {
+    SmoothRoundRobinPicker picker =
+        new SmoothRoundRobinPicker(childPickers(3), new int[] {1, 2, 5}, positionsAt(0));
+    AtomicLongArray counts = new AtomicLongArray(3);
+    int perThread = 80_000;
+    Thread[] threads = new Thread[2];
+    for (int t = 0; t < threads.length; t++) {
+      threads[t] =
+          new Thread(
+              () -> {
+                for (int i = 0; i < perThread; i++) {
+                  counts.incrementAndGet(picker.pickOnStripe(0));
+                }
+              });
+      threads[t].start();
+    }
+    for (Thread thread : threads) {
+      thread.join();
+    }
+
+    // A collision may repeat a slot, never step outside the schedule: every pick lands on an
+    // endpoint (an index past the end would have killed its thread and lost its counts).
+    assertThat(counts.get(0) + counts.get(1) + counts.get(2)).isEqualTo(2L * perThread);
+    assertThat(counts.get(0)).isPositive();
   }
 }

@@ -53,7 +53,7 @@ class WeightedLoadBalancerTest {
             helper,
             "weighted_round_robin_static",
             // Every stripe at slot 0: the test thread's picks start at the schedule's beginning.
-            SmoothRoundRobinPicker.newFactory(new StripedPositions(new long[] {0, 0, 0, 0})));
+            SmoothRoundRobinPicker.newFactory(new StripedPositions(new int[] {0, 0, 0, 0})));
     return lb;
   }
 
