@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
+import javax.annotation.Nullable;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.cloud.client.ServiceInstance;
 import org.springframework.cloud.client.loadbalancer.Request;
@@ -32,6 +33,9 @@ final class SteelyardLoadBalancer implements ReactorServiceInstanceLoadBalancer 
   private final String serviceId;
   private final ObjectProvider<ServiceInstanceListSupplier> suppliers;
 
+  /** The supplier, looked up once: a lookup per call would cost a bean resolution each time. */
+  @Nullable private volatile ServiceInstanceListSupplier supplier;
+
   /** The picker of the last list a foreign supplier emitted, with that list. */
   private volatile Cached cached = new Cached(List.of(), InstancePicker.empty());
 
@@ -44,8 +48,11 @@ final class SteelyardLoadBalancer implements ReactorServiceInstanceLoadBalancer 
 
   @Override
   public Mono<Response<ServiceInstance>> choose(Request request) {
-    ServiceInstanceListSupplier supplier =
-        suppliers.getIfAvailable(NoopServiceInstanceListSupplier::new);
+    ServiceInstanceListSupplier supplier = this.supplier;
+    if (supplier == null) {
+      supplier = suppliers.getIfAvailable(NoopServiceInstanceListSupplier::new);
+      this.supplier = supplier;
+    }
     if (supplier instanceof SteelyardServiceInstanceListSupplier own) {
       ServiceView view = own.view();
       if (view.listed()) {
