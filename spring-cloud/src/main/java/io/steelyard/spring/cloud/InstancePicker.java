@@ -1,5 +1,6 @@
 package io.steelyard.spring.cloud;
 
+import io.steelyard.registry.Validation;
 import java.util.List;
 import javax.annotation.Nullable;
 import org.springframework.cloud.client.ServiceInstance;
@@ -24,8 +25,6 @@ final class InstancePicker {
 
   /** Weight multiplier while a ramp runs: a weight-1 instance ramps in 1 % steps (as the balancer). */
   static final int SCALE = 100;
-
-  private static final int MAX_WEIGHT = 1_000_000;
 
   /** No ramp: picks stay good until the list changes. */
   static final long NEVER = Long.MAX_VALUE;
@@ -80,7 +79,7 @@ final class InstancePicker {
             && nowNanos - rampStartNanos[i] < ramp.windowNanos();
       }
       if (ramping) {
-        int scale = Math.max(1, Math.min(SCALE, MAX_WEIGHT / max));
+        int scale = Math.max(1, Math.min(SCALE, Validation.MAX_WEIGHT / max));
         for (int i = 0; i < n; i++) {
           if (effective[i] > 0 && rampStartNanos[i] != Long.MIN_VALUE) {
             double factor = ramp.factor(nowNanos - rampStartNanos[i]);

@@ -2,6 +2,7 @@ package io.steelyard.spring.cloud;
 
 import static java.util.Objects.requireNonNull;
 
+import io.steelyard.registry.Validation;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 import javax.annotation.Nullable;
@@ -81,7 +82,10 @@ final class SteelyardLoadBalancer implements ReactorServiceInstanceLoadBalancer 
     return c.picker;
   }
 
-  /** The weight of an instance from any supplier: ours, else metadata {@code weight}, else 1. */
+  /**
+   * The weight of an instance from any supplier: ours, else metadata {@code weight}, else the
+   * registry's default weight.
+   */
   static int weightOf(ServiceInstance instance) {
     if (instance instanceof SteelyardServiceInstance own) {
       return own.getWeight();
@@ -91,14 +95,14 @@ final class SteelyardLoadBalancer implements ReactorServiceInstanceLoadBalancer 
     if (w != null) {
       try {
         int weight = Integer.parseInt(w.trim());
-        if (weight >= 0 && weight <= 1_000_000) {
+        if (weight >= 0 && weight <= Validation.MAX_WEIGHT) {
           return weight;
         }
       } catch (NumberFormatException e) {
         // An unreadable weight counts as the default, as the balancer's missing attribute does.
       }
     }
-    return 1;
+    return Validation.DEFAULT_WEIGHT;
   }
 
   @Override

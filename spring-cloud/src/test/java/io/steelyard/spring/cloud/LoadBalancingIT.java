@@ -23,6 +23,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
@@ -46,6 +48,8 @@ import org.springframework.web.client.RestClient;
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 @Timeout(value = 240, unit = TimeUnit.SECONDS)
 class LoadBalancingIT {
+
+  private static final Logger logger = LoggerFactory.getLogger(LoadBalancingIT.class);
 
   @RegisterExtension
   static final EtcdCluster etcd = EtcdCluster.builder().backend(EtcdCluster.Backend.BINARY).build();
@@ -122,6 +126,7 @@ class LoadBalancingIT {
 
     assertThat(byServer).containsOnlyKeys(address(serverA), address(serverB));
     double shareA = byServer.get(address(serverA)) / 4_000.0;
+    logger.info("4,000 calls over weights 1 and 3: {}", byServer);
     assertThat(shareA).isBetween(0.22, 0.28);
   }
 
