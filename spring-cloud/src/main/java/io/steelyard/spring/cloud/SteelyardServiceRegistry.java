@@ -2,6 +2,7 @@ package io.steelyard.spring.cloud;
 
 import static java.util.Objects.requireNonNull;
 
+import io.steelyard.agent.RegistrationState;
 import io.steelyard.agent.ServiceRegistration;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.KeyLayout;
@@ -164,6 +165,12 @@ public final class SteelyardServiceRegistry implements ServiceRegistry<Steelyard
     logger.info("{} at {}: status {}, weight {}", registration.getServiceId(),
         registration.getAddress(), s, weight);
     entry.agent.setWeight(weight).exceptionally(e -> {
+      if (entry.agent.state() == RegistrationState.CLOSED) {
+        // Deregistered meanwhile (shutdown drains, then deregisters): nothing left to weigh.
+        logger.debug("{} at {}: deregistered before weight {} was written", registration.getServiceId(),
+            registration.getAddress(), weight);
+        return null;
+      }
       logger.warn("{} at {}: writing weight {} for status {} failed; the registration writes it"
           + " again when it can: {}", registration.getServiceId(), registration.getAddress(),
           weight, s, e.getMessage());

@@ -71,6 +71,9 @@ class DiscoveryIT {
     assertThat(second.getUri()).hasToString("http://10.0.0.8:8080");
     assertThat(second.getMetadata()).containsExactlyInAnyOrderEntriesOf(Map.of("weight", "2", "zone", "eu-1"));
     assertThat(((SteelyardServiceInstance) orders.get(0)).getWeight()).isEqualTo(5);
+    // A plain value (address only) weighs the default.
+    assertThat(client.getBean(DiscoveryClient.class).getInstances("payments"))
+        .singleElement().satisfies(i -> assertThat(i.getMetadata()).containsEntry("weight", "1"));
   }
 
   @Test
