@@ -79,6 +79,12 @@ public final class SteelyardRegistration implements Registration {
     return false;
   }
 
+  /** Always {@code http}: the registry records no scheme. */
+  @Override
+  public String getScheme() {
+    return "http";
+  }
+
   @Override
   public URI getUri() {
     return URI.create("http://" + address);

@@ -77,6 +77,12 @@ public final class SteelyardServiceInstance implements ServiceInstance {
     return false;
   }
 
+  /** Always {@code http}: the registry records no scheme. */
+  @Override
+  public String getScheme() {
+    return "http";
+  }
+
   @Override
   public URI getUri() {
     return uri;
