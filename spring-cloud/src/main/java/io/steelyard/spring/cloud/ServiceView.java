@@ -2,6 +2,7 @@ package io.steelyard.spring.cloud;
 
 import static java.util.Objects.requireNonNull;
 
+import com.google.common.annotations.VisibleForTesting;
 import io.steelyard.discovery.ServiceWatcher;
 import io.steelyard.discovery.Snapshot;
 import java.time.Duration;
@@ -63,8 +64,13 @@ final class ServiceView implements ServiceWatcher.Listener {
 
   @Override
   public void onSnapshot(Snapshot snapshot) {
+    onInstances(snapshot.instances());
+  }
+
+  /** A new complete list of the service (what {@link #onSnapshot} hands on). */
+  @VisibleForTesting
+  void onInstances(List<io.steelyard.registry.ServiceInstance> registered) {
     long now = nanoTime.getAsLong();
-    List<io.steelyard.registry.ServiceInstance> registered = snapshot.instances();
     int n = registered.size();
     List<ServiceInstance> instances = new ArrayList<>(n);
     int[] weights = new int[n];
