@@ -58,6 +58,8 @@ public final class SteelyardServiceRegistry implements ServiceRegistry<Steelyard
     /** The weight {@code UP} restores; guarded by this entry. */
     int upWeight;
     boolean outOfService;
+    /** Set before the agent is closed: a write cut short by that is expected. */
+    volatile boolean deregistered;
 
     Entry(ServiceRegistration agent, int upWeight) {
       this.agent = agent;
@@ -114,6 +116,7 @@ public final class SteelyardServiceRegistry implements ServiceRegistry<Steelyard
     Entry entry = entries.remove(key);
     if (entry != null) {
       logger.info("Deregistering {} at {}", registration.getServiceId(), registration.getAddress());
+      entry.deregistered = true;
       entry.agent.close();
     }
   }
@@ -124,6 +127,7 @@ public final class SteelyardServiceRegistry implements ServiceRegistry<Steelyard
     for (String key : entries.keySet()) {
       Entry entry = entries.remove(key);
       if (entry != null) {
+        entry.deregistered = true;
         entry.agent.close();
       }
     }
@@ -165,7 +169,7 @@ public final class SteelyardServiceRegistry implements ServiceRegistry<Steelyard
     logger.info("{} at {}: status {}, weight {}", registration.getServiceId(),
         registration.getAddress(), s, weight);
     entry.agent.setWeight(weight).exceptionally(e -> {
-      if (entry.agent.state() == RegistrationState.CLOSED) {
+      if (entry.deregistered || entry.agent.state() == RegistrationState.CLOSED) {
         // Deregistered meanwhile (shutdown drains, then deregisters): nothing left to weigh.
         logger.debug("{} at {}: deregistered before weight {} was written", registration.getServiceId(),
             registration.getAddress(), weight);
