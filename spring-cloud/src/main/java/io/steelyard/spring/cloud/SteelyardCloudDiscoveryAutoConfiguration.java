@@ -1,0 +1,95 @@
+package io.steelyard.spring.cloud;
+
+import io.steelyard.registry.EtcdConnection;
+import io.steelyard.registry.KeyLayout;
+import io.steelyard.spring.SteelyardEtcdAutoConfiguration;
+import io.steelyard.spring.SteelyardProperties;
+import java.time.Duration;
+import javax.annotation.Nullable;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.cloud.client.ConditionalOnBlockingDiscoveryEnabled;
+import org.springframework.cloud.client.ConditionalOnDiscoveryEnabled;
+import org.springframework.cloud.client.ConditionalOnReactiveDiscoveryEnabled;
+import org.springframework.cloud.client.discovery.DiscoveryClient;
+import org.springframework.cloud.client.discovery.ReactiveDiscoveryClient;
+import org.springframework.cloud.loadbalancer.annotation.LoadBalancerClients;
+import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * Spring Cloud discovery over the registry: a {@link DiscoveryClient} and a {@link
+ * ReactiveDiscoveryClient} (each unless Spring Cloud's own switches turn that kind off), and
+ * with Spring Cloud LoadBalancer on the classpath, {@link SteelyardLoadBalancerClientConfiguration}
+ * as every load-balanced client's default: the registry's live list and a choice by weight.
+ * Off with {@code steelyard.cloud.discovery.enabled=false} or {@code
+ * spring.cloud.discovery.enabled=false}.
+ */
+@AutoConfiguration(
+    after = SteelyardEtcdAutoConfiguration.class,
+    beforeName = {
+      "org.springframework.cloud.client.discovery.simple.SimpleDiscoveryClientAutoConfiguration",
+      "org.springframework.cloud.client.discovery.simple.reactive.SimpleReactiveDiscoveryClientAutoConfiguration",
+      "org.springframework.cloud.client.discovery.composite.CompositeDiscoveryClientAutoConfiguration",
+      "org.springframework.cloud.client.discovery.composite.reactive.ReactiveCompositeDiscoveryClientAutoConfiguration",
+      "org.springframework.cloud.loadbalancer.config.LoadBalancerAutoConfiguration"
+    })
+@ConditionalOnDiscoveryEnabled
+@ConditionalOnBooleanProperty(name = "steelyard.cloud.discovery.enabled", matchIfMissing = true)
+@EnableConfigurationProperties(SteelyardCloudProperties.class)
+public final class SteelyardCloudDiscoveryAutoConfiguration {
+
+  @Bean(destroyMethod = "close")
+  ServiceCatalog steelyardServiceCatalog(
+      EtcdConnection etcd, KeyLayout layout, SteelyardProperties steelyard,
+      SteelyardCloudProperties cloud) {
+    Duration timeout = cloud.getDiscovery().getFirstListTimeout();
+    if (timeout == null || timeout.isNegative()) {
+      throw new IllegalArgumentException(
+          "steelyard.cloud.discovery.first-list-timeout: " + timeout + " (expected: >= 0)");
+    }
+    return new ServiceCatalog(etcd, layout, steelyard.getDiscovery().getDebounce(),
+        steelyard.getDiscovery().getRelistInterval(), ramp(cloud.getLoadbalancer().getSlowStart()),
+        timeout, System::nanoTime);
+  }
+
+  @Nullable
+  static SlowStartRamp ramp(SteelyardCloudProperties.SlowStart s) {
+    if (s.getWindow() == null || s.getWindow().isZero()) {
+      return null;
+    }
+    try {
+      return new SlowStartRamp(s.getWindow(), s.getAggression(), s.getMinWeightPercent());
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("steelyard.cloud.loadbalancer.slow-start." + e.getMessage(), e);
+    }
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnBlockingDiscoveryEnabled
+  static class Blocking {
+    @Bean
+    DiscoveryClient steelyardDiscoveryClient(ServiceCatalog catalog) {
+      return new SteelyardDiscoveryClient(catalog);
+    }
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnReactiveDiscoveryEnabled
+  static class Reactive {
+    @Bean
+    ReactiveDiscoveryClient steelyardReactiveDiscoveryClient(ServiceCatalog catalog) {
+      return new SteelyardReactiveDiscoveryClient(catalog);
+    }
+  }
+
+  /** The weighted, live load balancer as the default of every Spring Cloud LoadBalancer client. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(LoadBalancerClientFactory.class)
+  @ConditionalOnBooleanProperty(name = "steelyard.cloud.loadbalancer.enabled", matchIfMissing = true)
+  @LoadBalancerClients(defaultConfiguration = SteelyardLoadBalancerClientConfiguration.class)
+  static class LoadBalancing {}
+}
