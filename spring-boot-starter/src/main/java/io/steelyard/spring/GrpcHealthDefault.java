@@ -10,9 +10,10 @@ import org.springframework.core.env.MapPropertySource;
 /**
  * Turns Spring gRPC's health service on ({@value #HEALTH_PROPERTY}{@code =true}) when this
  * application registers its server, unless the application set that property itself. Spring gRPC
- * 1.0 otherwise adds the {@code grpc.health.v1} service only when it finds a {@code
- * BindableService} bean while the auto-configurations are read, which misses services declared in
- * some ways, and the drain before stop relies on clients seeing NOT_SERVING. An explicit {@code
+ * 1.0 otherwise adds the {@code grpc.health.v1} service only when a {@code BindableService} bean
+ * is already defined while its auto-configuration is parsed: a component-scanned {@code @Service}
+ * is, a {@code @Bean} method's is not yet ("No BindableService found and health not explicitly
+ * enabled"); and the drain before stop relies on clients seeing NOT_SERVING. An explicit {@code
  * false} is refused when the beans are made ({@link SteelyardRegistrationAutoConfiguration}).
  * Listed in {@code META-INF/spring.factories}; runs after the configuration files are read.
  */

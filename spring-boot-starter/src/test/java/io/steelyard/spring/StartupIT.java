@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.etcd.jetcd.Client;
 import io.grpc.ManagedChannel;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
 import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.health.v1.HealthGrpc;
@@ -125,11 +127,30 @@ class StartupIT {
     }
   }
 
+  /**
+   * TestApp declares its service with a {@code @Bean} method, the case Spring gRPC 1.0's own
+   * condition misses: without the starter's default there would be no health service here.
+   */
   @Test
   void theGrpcHealthServiceServesWheneverTheServerRegisters() {
     try (ConfigurableApplicationContext app = app("health").run()) {
       assertThat(healthOf(app.getBean(GrpcServerLifecycle.class).getPort()))
           .isEqualTo(ServingStatus.SERVING);
+    }
+  }
+
+  /**
+   * Why the starter sets that default: Spring gRPC 1.0 alone adds no health service for a service
+   * declared by a {@code @Bean} method. The day it does, this fails and the default can go.
+   */
+  @Test
+  void withRegistrationOffSpringGrpcAloneServesNoHealthForABeanMethodsService() {
+    try (ConfigurableApplicationContext app =
+        app("nohealthdefault", "steelyard.registration.enabled=false").run()) {
+      int port = app.getBean(GrpcServerLifecycle.class).getPort();
+      assertThatThrownBy(() -> healthOf(port))
+          .isInstanceOfSatisfying(StatusRuntimeException.class,
+              e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNIMPLEMENTED));
     }
   }
 
