@@ -284,8 +284,8 @@ final class RegistrationStateMachine implements LeaseShare.User {
             judge.watchListener(gen));
     watch.start(putRevision);
     logger.info(
-        "Registered {} as {} with lease {} (ttl {}s, weight {})",
-        who, key, Long.toHexString(lease), share.ttlSeconds(), w);
+        "Registered {} in etcd as {} with weight {} (lease {}, ttl {}s)",
+        who, key, w, Long.toHexString(lease), share.ttlSeconds());
     states.set(RegistrationState.REGISTERED);
     weights.onRegistered(w);
     if (share.leaseId() != lease) {

@@ -252,7 +252,12 @@ final class WeightWrites {
       etcdWeight = w;
       return;
     }
-    logger.info("Weight of {} changed in etcd to {} (was {})", who, w, etcdWeight);
+    if (w == 0) {
+      logger.info("Drained {}: its weight in etcd is now 0 (was {}); clients send it no new calls",
+          who, etcdWeight);
+    } else {
+      logger.info("Weight of {} changed in etcd to {} (was {})", who, w, etcdWeight);
+    }
     etcdWeight = w;
     weight = w;
     if (source != null) {

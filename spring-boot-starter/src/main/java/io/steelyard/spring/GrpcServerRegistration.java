@@ -23,6 +23,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import java.util.function.IntSupplier;
@@ -51,9 +54,12 @@ import org.springframework.grpc.server.lifecycle.GrpcServerStartedEvent;
  *
  * <p><b>Start.</b> Spring gRPC's {@code GrpcServerLifecycle} starts the server (the real port is
  * known then, also with {@code spring.grpc.server.port=0}) and publishes a {@link
- * GrpcServerStartedEvent}; this lifecycle starts right after it and begins registering {@code
- * HOST:PORT} in the background ({@link ServiceRegistration#start()}): etcd being down delays the
- * key, never the application. The gRPC health service ({@link HealthStatusManager}, when Spring
+ * GrpcServerStartedEvent}; this lifecycle starts right after it and registers {@code HOST:PORT}
+ * ({@link ServiceRegistration#start()}). It waits for the key up to {@code
+ * steelyard.registration.await-on-startup} (default 5s), so the application's runners and its
+ * readiness come after the key, and fails the startup with the reason when etcd does not take the
+ * key in time; with {@code 0} it does not wait, and etcd being down delays the key, never the
+ * application. The gRPC health service ({@link HealthStatusManager}, when Spring
  * gRPC provides one) is NOT_SERVING until the key is in etcd ({@link RegistrationHealth}).
  *
  * <p><b>Stop</b> follows the agent's {@link ShutdownSequence}: health NOT_SERVING; the lease
@@ -151,7 +157,38 @@ public final class GrpcServerRegistration
     bindAll(reg);
     logger.info("Registering {} at {} in etcd {} (key {}, weight {}, ttl {}s)",
         reg.service(), address, etcd.endpointsString(), reg.key(), reg.weight(), reg.ttlSeconds());
-    reg.start();
+    awaitOnStartup(reg, reg.start());
+  }
+
+  /**
+   * Holds the application's startup until the key is in etcd, at most {@code
+   * steelyard.registration.await-on-startup}: Spring runs the runners and reports the application
+   * ready only after every lifecycle started, so they find this server registered. When the key
+   * is not there in time, or etcd refused it, the registration is closed and startup fails with
+   * the reason.
+   */
+  private void awaitOnStartup(ServiceRegistration reg, CompletableFuture<Void> started) {
+    Duration bound = settings.awaitOnStartup();
+    if (bound.isZero()) {
+      return;
+    }
+    String reason;
+    try {
+      started.get(bound.toMillis(), TimeUnit.MILLISECONDS);
+      return;
+    } catch (TimeoutException e) {
+      reason = "etcd " + etcd.endpointsString() + " did not take the key within " + bound.toMillis()
+          + " ms (state " + reg.state() + ")";
+    } catch (ExecutionException e) {
+      reason = "etcd " + etcd.endpointsString() + " refused it: " + e.getCause().getMessage();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      reason = "interrupted while waiting for etcd";
+    }
+    running = false;
+    reg.close();
+    throw new RegistrationNotReadyException(reg.service() + " at " + reg.address()
+        + " is not registered: " + reason);
   }
 
   private String address(InetSocketAddress listen) {

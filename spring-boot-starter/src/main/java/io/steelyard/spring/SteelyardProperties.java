@@ -159,6 +159,13 @@ public class SteelyardProperties {
 
   /** The registration of this application's Spring gRPC server. */
   public static class Registration {
+    /**
+     * Default of {@code steelyard.registration.await-on-startup}, {@value} s: as long as etcd's
+     * default connect timeout, well past the few milliseconds a reachable etcd takes to grant a
+     * lease and write the key.
+     */
+    public static final long DEFAULT_AWAIT_ON_STARTUP_SECONDS = 5;
+
     /** Whether to register the Spring gRPC server in etcd. */
     private boolean enabled = true;
 
@@ -197,6 +204,13 @@ public class SteelyardProperties {
      * picking this instance first.
      */
     private Duration drainDelay = Duration.ofMillis(ShutdownSequence.DEFAULT_DRAIN_DELAY_MILLIS);
+
+    /**
+     * How long startup waits for this server's key to be in etcd before the application's runners
+     * run and it reports ready; startup fails with the reason when the key is not there in time.
+     * 0 starts without waiting (the key follows in the background).
+     */
+    private Duration awaitOnStartup = Duration.ofSeconds(DEFAULT_AWAIT_ON_STARTUP_SECONDS);
 
     public boolean isEnabled() {
       return enabled;
@@ -268,6 +282,14 @@ public class SteelyardProperties {
 
     public void setDrainDelay(Duration drainDelay) {
       this.drainDelay = drainDelay;
+    }
+
+    public Duration getAwaitOnStartup() {
+      return awaitOnStartup;
+    }
+
+    public void setAwaitOnStartup(Duration awaitOnStartup) {
+      this.awaitOnStartup = awaitOnStartup;
     }
   }
 

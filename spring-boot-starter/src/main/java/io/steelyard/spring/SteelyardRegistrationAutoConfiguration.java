@@ -17,7 +17,9 @@ import org.springframework.grpc.server.lifecycle.GrpcServerLifecycle;
 
 /**
  * Registers the Spring gRPC server in etcd ({@link GrpcServerRegistration}) when one is
- * configured and {@code steelyard.registration.enabled} is not {@code false}.
+ * configured and {@code steelyard.registration.enabled} is not {@code false}. Spring gRPC's health
+ * service is on then ({@link GrpcHealthDefault}); {@code spring.grpc.server.health.enabled=false}
+ * with registration on fails the startup naming that property.
  */
 @AutoConfiguration(
     after = SteelyardEtcdAutoConfiguration.class,
@@ -48,6 +50,12 @@ public final class SteelyardRegistrationAutoConfiguration {
       ObjectProvider<HealthStatusManager> health,
       ObjectProvider<GrpcServerLifecycle> servers,
       ConfigurableListableBeanFactory beanFactory) {
+    if (!environment.getProperty(GrpcHealthDefault.HEALTH_PROPERTY, Boolean.class, true)) {
+      throw new InvalidSteelyardPropertyException(GrpcHealthDefault.HEALTH_PROPERTY,
+          "false while steelyard registers this server (expected: true, or "
+              + GrpcHealthDefault.REGISTRATION_PROPERTY + "=false): clients see a stopping server"
+              + " drain through its gRPC health service");
+    }
     SteelyardSettings.RegistrationSettings settings = SteelyardSettings.registration(
         properties.getRegistration(), environment.getProperty("spring.application.name"), etcd);
     for (String server : beanFactory.getBeanNamesForType(GrpcServerLifecycle.class, true, false)) {

@@ -102,8 +102,13 @@ final class SteelyardSettings {
       throw new InvalidSteelyardPropertyException(
           prop("registration.drain-delay"), drainDelay + " (expected: >= 0)");
     }
-    return new RegistrationSettings(
-        service, r.getAddress(), r.getHost(), r.getWeight(), r.getTtl(), format, metadata, drainDelay);
+    Duration awaitOnStartup = r.getAwaitOnStartup();
+    if (awaitOnStartup == null || awaitOnStartup.isNegative()) {
+      throw new InvalidSteelyardPropertyException(
+          prop("registration.await-on-startup"), awaitOnStartup + " (expected: >= 0, 0 for no wait)");
+    }
+    return new RegistrationSettings(service, r.getAddress(), r.getHost(), r.getWeight(), r.getTtl(),
+        format, metadata, drainDelay, awaitOnStartup);
   }
 
   /** What the registration is made of once the server's port is known. */
@@ -115,7 +120,8 @@ final class SteelyardSettings {
       Duration ttl,
       ValueFormat format,
       Map<String, String> metadata,
-      Duration drainDelay) {
+      Duration drainDelay,
+      Duration awaitOnStartup) {
 
     ServiceRegistrationBuilder builder(EtcdConnection etcd, KeyLayout layout, String address) {
       return ServiceRegistration.builder(etcd, service, address)

@@ -58,9 +58,11 @@ final class EffectiveWeights {
     }
     boolean nowAllDrained = !anyPositive && declared.length > 0;
     if (nowAllDrained && !allDrained) {
-      logger.warn(
-          "{}: all {} endpoints have weight 0 (drained); using them with equal weights until one"
-              + " has a positive weight",
+      // INFO, not WARN: every endpoint drained is what a service's last server looks like while
+      // it shuts down, and calls still go through.
+      logger.info(
+          "{}: every endpoint ({}) is drained (weight 0), as while the last server shuts down;"
+              + " calls go to them evenly until one has a positive weight",
           policyName,
           declared.length);
     }

@@ -368,7 +368,10 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
       String report = sb.toString();
       if (!report.equals(lastNotReadyReport)) {
         lastNotReadyReport = report;
-        logger.warn("{}: {} backends known, none READY: {}",
+        // INFO, not WARN: this is also what a client sees for a moment when its only server
+        // stops (its key already gone, its connection refused); a lasting outage shows in the
+        // calls' UNAVAILABLE status, which names the same reasons.
+        logger.info("{}: no backend READY ({} known, waiting for one): {}",
             getHelper().getAuthority(), states.size(), report);
       }
     }

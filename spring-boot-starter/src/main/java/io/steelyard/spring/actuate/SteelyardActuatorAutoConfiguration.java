@@ -17,7 +17,8 @@ import org.springframework.context.annotation.Configuration;
  * The {@code steelyard} health contributor (with {@code spring-boot-health}, e.g. through the
  * actuator starter; off with {@code management.health.steelyard.enabled=false}) and the {@code
  * /actuator/steelyard} endpoint (with the actuator, when the application registers and the
- * endpoint is exposed).
+ * endpoint is exposed), with one logged line when it is exposed over HTTP in an application that
+ * runs no web server.
  */
 @AutoConfiguration(after = SteelyardRegistrationAutoConfiguration.class)
 public final class SteelyardActuatorAutoConfiguration {
@@ -42,6 +43,11 @@ public final class SteelyardActuatorAutoConfiguration {
     @ConditionalOnAvailableEndpoint
     SteelyardEndpoint steelyardEndpoint(GrpcServerRegistration registration) {
       return new SteelyardEndpoint(registration);
+    }
+
+    @Bean
+    static NoWebServerNotice steelyardNoWebServerNotice() {
+      return new NoWebServerNotice();
     }
   }
 }
