@@ -1,6 +1,8 @@
 package io.steelyard.cli;
 
 import com.google.gson.stream.JsonWriter;
+import io.steelyard.console.ServerMeters;
+import io.steelyard.console.ServerMeters.Scrape;
 import io.steelyard.registry.DecodedValue;
 import io.steelyard.registry.admin.InstanceStore;
 import io.steelyard.registry.admin.RegisteredInstance;
@@ -41,10 +43,6 @@ import picocli.CommandLine.Parameters;
       "  steelyard top greeter --once --output json"
     })
 final class TopCommand extends CliCommand {
-
-  /** The meters read, as the agent's {@code AgentMetrics} names them in Prometheus. */
-  static final String CALLS = "steelyard_server_calls_total";
-  static final String DURATION_BUCKET = "steelyard_server_call_duration_seconds_bucket";
 
   enum Output {
     table,
@@ -112,10 +110,6 @@ final class TopCommand extends CliCommand {
     }
   }
 
-  /** One scrape of one instance: its counters at a time, or why it could not be read. */
-  record Scrape(long atNanos, double calls, double errors, TreeMap<Double, Double> buckets,
-      @Nullable String error) {}
-
   /** One line of the view. */
   record Row(String address, int weight, boolean drained, @Nullable String metricsUrl,
       double callsPerSecond, double p99Seconds, double errorRate, @Nullable String note) {}
@@ -123,8 +117,8 @@ final class TopCommand extends CliCommand {
   private Map<String, Scrape> scrapeAll(List<RegisteredInstance> instances) {
     Map<String, Scrape> out = new HashMap<>();
     for (RegisteredInstance i : instances) {
-      if (i.value() instanceof DecodedValue.Accepted a && a.metadata().get("metrics") != null) {
-        out.put(a.address(), scrape(a.metadata().get("metrics")));
+      if (i.value() instanceof DecodedValue.Accepted a && a.metadata().get(ServerMeters.METADATA_KEY) != null) {
+        out.put(a.address(), scrape(a.metadata().get(ServerMeters.METADATA_KEY)));
       }
     }
     return out;
@@ -138,34 +132,16 @@ final class TopCommand extends CliCommand {
           HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(2)).GET().build(),
           HttpResponse.BodyHandlers.ofString());
       if (r.statusCode() != 200) {
-        return new Scrape(at, 0, 0, new TreeMap<>(), "HTTP " + r.statusCode());
+        return Scrape.failed(at, "HTTP " + r.statusCode());
       }
       text = r.body();
     } catch (IOException | IllegalArgumentException e) {
-      return new Scrape(at, 0, 0, new TreeMap<>(), "unreachable");
+      return Scrape.failed(at, "unreachable");
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      return new Scrape(at, 0, 0, new TreeMap<>(), "interrupted");
+      return Scrape.failed(at, "interrupted");
     }
-    double calls = 0;
-    double errors = 0;
-    TreeMap<Double, Double> buckets = new TreeMap<>();
-    for (PrometheusText.Sample s : PrometheusText.parse(text)) {
-      if (!service.equals(s.labels().get("service"))) {
-        continue;
-      }
-      if (s.name().equals(CALLS)) {
-        calls += s.value();
-        if (!"OK".equals(s.labels().get("status"))) {
-          errors += s.value();
-        }
-      } else if (s.name().equals(DURATION_BUCKET) && s.labels().get("le") != null) {
-        double le = "+Inf".equals(s.labels().get("le"))
-            ? Double.POSITIVE_INFINITY : Double.parseDouble(s.labels().get("le"));
-        buckets.merge(le, s.value(), Double::sum);
-      }
-    }
-    return new Scrape(at, calls, errors, buckets, null);
+    return ServerMeters.read(at, service, text);
   }
 
   static List<Row> rows(
@@ -175,7 +151,7 @@ final class TopCommand extends CliCommand {
       if (!(i.value() instanceof DecodedValue.Accepted a)) {
         continue;
       }
-      String url = a.metadata().get("metrics");
+      String url = a.metadata().get(ServerMeters.METADATA_KEY);
       Scrape s0 = before.get(a.address());
       Scrape s1 = after.get(a.address());
       boolean drained = a.weight() == 0;
@@ -196,38 +172,9 @@ final class TopCommand extends CliCommand {
     return rows;
   }
 
-  /**
-   * The {@code q} quantile of the calls between two scrapes of a cumulative histogram, as
-   * Prometheus' {@code histogram_quantile} computes it: linear within the bucket that holds it.
-   * NaN when no call finished in between.
-   */
+  /** The {@code q} quantile of the calls between two scrapes of a cumulative histogram. */
   static double quantile(double q, TreeMap<Double, Double> before, TreeMap<Double, Double> after) {
-    List<double[]> deltas = new ArrayList<>();
-    for (Map.Entry<Double, Double> b : after.entrySet()) {
-      deltas.add(new double[] {b.getKey(), b.getValue() - before.getOrDefault(b.getKey(), 0.0)});
-    }
-    if (deltas.isEmpty()) {
-      return Double.NaN;
-    }
-    double total = deltas.get(deltas.size() - 1)[1];
-    if (total <= 0) {
-      return Double.NaN;
-    }
-    double rank = q * total;
-    double lowerBound = 0;
-    double lowerCount = 0;
-    for (double[] d : deltas) {
-      if (d[1] >= rank) {
-        if (Double.isInfinite(d[0])) {
-          return lowerBound; // beyond the largest finite bucket: its bound, as Prometheus does
-        }
-        double inBucket = d[1] - lowerCount;
-        return inBucket <= 0 ? d[0] : lowerBound + (d[0] - lowerBound) * (rank - lowerCount) / inBucket;
-      }
-      lowerBound = d[0];
-      lowerCount = d[1];
-    }
-    return lowerBound;
+    return ServerMeters.quantile(q, ServerMeters.deltas(before, after));
   }
 
   private String table(List<Row> rows) {

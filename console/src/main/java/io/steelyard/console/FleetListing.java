@@ -138,7 +138,7 @@ final class FleetListing {
           if (a.weight() == 0) {
             drained++;
           }
-          String url = a.metadata().get(Metrics.METADATA_KEY);
+          String url = a.metadata().get(ServerMeters.METADATA_KEY);
           if (url != null) {
             urls.add(url);
           }

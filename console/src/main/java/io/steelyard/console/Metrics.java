@@ -2,6 +2,8 @@ package io.steelyard.console;
 
 import static java.util.Objects.requireNonNull;
 
+import io.steelyard.console.ServerMeters.Scrape;
+
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -18,26 +20,16 @@ import java.util.function.LongSupplier;
 import javax.annotation.Nullable;
 
 /**
- * Reads the metrics URL an instance advertises (metadata key {@value #METADATA_KEY}) as {@code
- * steelyard top} does: the agent's {@value #CALLS} counter and {@value #DURATION_BUCKET}
- * histogram of the service, in Prometheus' text format. Rates are the difference between the
+ * Scrapes the metrics URL each instance advertises and reads it with {@link ServerMeters}, as
+ * {@code steelyard top} does. Rates are the difference between the
  * last two scrapes of a URL, so the first scrape of a URL shows nothing yet.
  *
  * <p>Threading: thread-safe; {@link #scrape} never blocks (the JDK client's own threads fetch).
  */
 final class Metrics {
 
-  static final String METADATA_KEY = "metrics";
-  /** The meters read, as the agent's {@code AgentMetrics} names them in Prometheus. */
-  static final String CALLS = "steelyard_server_calls_total";
-  static final String DURATION_BUCKET = "steelyard_server_call_duration_seconds_bucket";
-
   /** A URL scraped more recently than this is not fetched again (two pages share a scrape). */
   private static final long FRESH_NANOS = Duration.ofMillis(700).toNanos();
-
-  /** One scrape: counters of one service at a time, or why the URL could not be read. */
-  record Scrape(long atNanos, double calls, double errors, TreeMap<Double, Double> buckets,
-      @Nullable String error) {}
 
   /**
    * What the calls between two scrapes looked like; NaN where nothing could be measured, with
@@ -92,18 +84,18 @@ final class Metrics {
     try {
       request = HttpRequest.newBuilder(URI.create(key.url())).timeout(Duration.ofSeconds(1)).GET().build();
     } catch (IllegalArgumentException e) {
-      record(key, new Scrape(at, 0, 0, new TreeMap<>(), "bad metrics URL"));
+      record(key, Scrape.failed(at, "bad metrics URL"));
       return CompletableFuture.completedFuture(null);
     }
     return http.sendAsync(request, HttpResponse.BodyHandlers.ofString())
         .handle(
             (r, e) -> {
               if (e != null) {
-                record(key, new Scrape(at, 0, 0, new TreeMap<>(), "unreachable"));
+                record(key, Scrape.failed(at, "unreachable"));
               } else if (r.statusCode() != 200) {
-                record(key, new Scrape(at, 0, 0, new TreeMap<>(), "HTTP " + r.statusCode()));
+                record(key, Scrape.failed(at, "HTTP " + r.statusCode()));
               } else {
-                record(key, parse(at, key.service(), r.body()));
+                record(key, ServerMeters.read(at, key.service(), r.body()));
               }
               return null;
             });
@@ -130,66 +122,9 @@ final class Metrics {
     double seconds = Math.max(1e-3, (s1.atNanos() - s0.atNanos()) / 1e9);
     double calls = Math.max(0, s1.calls() - s0.calls());
     double errors = Math.max(0, s1.errors() - s0.errors());
-    TreeMap<Double, Double> deltas = new TreeMap<>();
-    for (Map.Entry<Double, Double> b : s1.buckets().entrySet()) {
-      deltas.put(b.getKey(), b.getValue() - s0.buckets().getOrDefault(b.getKey(), 0.0));
-    }
-    return new Rates(calls / seconds, calls == 0 ? 0 : errors / calls, quantile(0.99, deltas),
+    TreeMap<Double, Double> deltas = ServerMeters.deltas(s0.buckets(), s1.buckets());
+    return new Rates(calls / seconds, calls == 0 ? 0 : errors / calls, ServerMeters.quantile(0.99, deltas),
         deltas, null);
-  }
-
-  static Scrape parse(long at, String service, String text) {
-    double calls = 0;
-    double errors = 0;
-    TreeMap<Double, Double> buckets = new TreeMap<>();
-    for (PrometheusText.Sample s : PrometheusText.parse(text)) {
-      if (!service.equals(s.labels().get("service"))) {
-        continue;
-      }
-      if (s.name().equals(CALLS)) {
-        calls += s.value();
-        if (!"OK".equals(s.labels().get("status"))) {
-          errors += s.value();
-        }
-      } else if (s.name().equals(DURATION_BUCKET) && s.labels().get("le") != null) {
-        String le = s.labels().get("le");
-        double bound = "+Inf".equals(le) ? Double.POSITIVE_INFINITY : Double.parseDouble(le);
-        buckets.merge(bound, s.value(), Double::sum);
-      }
-    }
-    return new Scrape(at, calls, errors, buckets, null);
-  }
-
-  /**
-   * The {@code q} quantile of calls counted in cumulative bucket {@code deltas}, as Prometheus'
-   * {@code histogram_quantile} computes it: linear within the bucket that holds it. NaN when no
-   * call finished.
-   */
-  static double quantile(double q, TreeMap<Double, Double> deltas) {
-    if (deltas.isEmpty()) {
-      return Double.NaN;
-    }
-    double total = deltas.lastEntry().getValue();
-    if (total <= 0) {
-      return Double.NaN;
-    }
-    double rank = q * total;
-    double lowerBound = 0;
-    double lowerCount = 0;
-    for (Map.Entry<Double, Double> d : deltas.entrySet()) {
-      if (d.getValue() >= rank) {
-        if (Double.isInfinite(d.getKey())) {
-          return lowerBound; // beyond the largest finite bucket: its bound, as Prometheus does
-        }
-        double inBucket = d.getValue() - lowerCount;
-        return inBucket <= 0
-            ? d.getKey()
-            : lowerBound + (d.getKey() - lowerBound) * (rank - lowerCount) / inBucket;
-      }
-      lowerBound = d.getKey();
-      lowerCount = d.getValue();
-    }
-    return lowerBound;
   }
 
   /** The rates of several instances together: calls and errors summed, p99 of the merged calls. */
@@ -210,7 +145,7 @@ final class Metrics {
     if (!any) {
       return Rates.none("no metrics");
     }
-    return new Rates(calls, calls == 0 ? 0 : errorCalls / calls, quantile(0.99, merged), merged,
+    return new Rates(calls, calls == 0 ? 0 : errorCalls / calls, ServerMeters.quantile(0.99, merged), merged,
         null);
   }
 }

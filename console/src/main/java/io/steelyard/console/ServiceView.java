@@ -113,7 +113,7 @@ final class ServiceView implements AutoCloseable {
     if (s != null) {
       List<String> urls = new ArrayList<>();
       for (ServiceInstance i : s.instances()) {
-        String url = i.metadata().get(Metrics.METADATA_KEY);
+        String url = i.metadata().get(ServerMeters.METADATA_KEY);
         if (url != null) {
           urls.add(url);
         }
@@ -205,7 +205,7 @@ final class ServiceView implements AutoCloseable {
     Map<String, Metrics.Rates> rates = new HashMap<>();
     for (ServiceInstance i : instances) {
       total += i.weight();
-      String url = i.metadata().get(Metrics.METADATA_KEY);
+      String url = i.metadata().get(ServerMeters.METADATA_KEY);
       Metrics.Rates r = url == null ? Metrics.Rates.none("no metrics URL") : metrics.rates(service, url);
       rates.put(i.address(), r);
       if (r.measured()) {

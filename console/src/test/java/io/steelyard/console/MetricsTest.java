@@ -21,7 +21,7 @@ class MetricsTest {
 
   @Test
   void parseKeepsOnlyTheServicesSamples() {
-    Metrics.Scrape s = Metrics.parse(7, "greeter", SCRAPE);
+    ServerMeters.Scrape s = ServerMeters.read(7, "greeter", SCRAPE);
 
     assertThat(s.calls()).isEqualTo(100);
     assertThat(s.errors()).isEqualTo(10);
@@ -35,9 +35,9 @@ class MetricsTest {
     deltas.put(0.1, 100.0);
     deltas.put(Double.POSITIVE_INFINITY, 100.0);
 
-    assertThat(Metrics.quantile(0.5, deltas)).isCloseTo(0.01, within(1e-9));
-    assertThat(Metrics.quantile(0.99, deltas)).isCloseTo(0.01 + 0.09 * 49 / 50, within(1e-9));
-    assertThat(Metrics.quantile(0.99, new TreeMap<>())).isNaN();
+    assertThat(ServerMeters.quantile(0.5, deltas)).isCloseTo(0.01, within(1e-9));
+    assertThat(ServerMeters.quantile(0.99, deltas)).isCloseTo(0.01 + 0.09 * 49 / 50, within(1e-9));
+    assertThat(ServerMeters.quantile(0.99, new TreeMap<>())).isNaN();
   }
 
   @Test
