@@ -1,5 +1,7 @@
 package io.steelyard.balancer.internal;
 
+import io.steelyard.balancer.spi.AliasTable;
+
 import static com.google.common.base.Preconditions.checkArgument;
 
 import io.grpc.LoadBalancer.PickResult;
@@ -81,7 +83,7 @@ final class LeastRequestPicker extends WeightedPicker {
     this.choiceCount = choiceCount;
     this.latency = latency;
     this.random = random;
-    this.aliasTable = WeightedRandomPicker.aliasTable(this.weights);
+    this.aliasTable = AliasTable.of(this.weights);
     int n = weights.length;
     this.inverseWeights = new double[n];
     this.tracedResults = new PickResult[n];
@@ -126,11 +128,11 @@ final class LeastRequestPicker extends WeightedPicker {
       }
       return best;
     }
-    int best = WeightedRandomPicker.sample(aliasTable, nextLong());
+    int best = AliasTable.sample(aliasTable, nextLong());
     for (int k = 1; k < choiceCount; k++) {
-      int candidate = WeightedRandomPicker.sample(aliasTable, nextLong());
+      int candidate = AliasTable.sample(aliasTable, nextLong());
       for (int redraw = 0; candidate == best && redraw < MAX_REDRAWS; redraw++) {
-        candidate = WeightedRandomPicker.sample(aliasTable, nextLong());
+        candidate = AliasTable.sample(aliasTable, nextLong());
       }
       if (candidate != best && lessLoaded(candidate, best)) {
         best = candidate;

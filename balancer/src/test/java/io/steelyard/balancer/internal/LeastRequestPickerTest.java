@@ -1,5 +1,7 @@
 package io.steelyard.balancer.internal;
 
+import io.steelyard.balancer.spi.AliasTable;
+
 import static io.steelyard.balancer.internal.TestPickers.childPickers;
 import static io.steelyard.balancer.internal.TestPickers.indexOf;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -88,7 +90,7 @@ class LeastRequestPickerTest {
     int[] weights = {4, 1, 1, 1};
     // Column choice with equal-probability columns does not apply to unequal weights; script
     // the alias draw by the table: find bits that land on endpoints 3 and 0.
-    long[] table = WeightedRandomPicker.aliasTable(weights);
+    long[] table = AliasTable.of(weights);
     ScriptedRandom random = new ScriptedRandom().then(bitsFor(table, 3)).then(bitsFor(table, 0));
 
     assertThat(picker(weights, loads, 2, random).choose()).isEqualTo(0);
@@ -102,7 +104,7 @@ class LeastRequestPickerTest {
   void idleLargerServerBeatsIdleSmallerOne() {
     EndpointLoad[] loads = loads(3);
     int[] weights = {1, 8, 1};
-    long[] table = WeightedRandomPicker.aliasTable(weights);
+    long[] table = AliasTable.of(weights);
     ScriptedRandom random = new ScriptedRandom().then(bitsFor(table, 0)).then(bitsFor(table, 1));
 
     assertThat(picker(weights, loads, 2, random).choose()).isEqualTo(1);
@@ -284,7 +286,7 @@ class LeastRequestPickerTest {
     Random search = new Random(target);
     for (int i = 0; i < 10_000; i++) {
       long r = search.nextLong();
-      if (WeightedRandomPicker.sample(table, r) == target) {
+      if (AliasTable.sample(table, r) == target) {
         return r;
       }
     }

@@ -1,5 +1,7 @@
 package io.steelyard.balancer.internal;
 
+import io.steelyard.balancer.spi.AliasTable;
+
 import static io.steelyard.balancer.internal.TestPickers.childPickers;
 import static io.steelyard.balancer.internal.TestPickers.indexOf;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -32,16 +34,14 @@ class WeightedRandomPickerTest {
         weights[i] = 1 + random.nextInt(vector % 2 == 0 ? 10 : 1_000_000);
         total += weights[i];
       }
-      int[] threshold = new int[n];
-      int[] alias = new int[n];
 
-      WeightedRandomPicker.buildAliasTable(weights, threshold, alias);
+      long[] table = AliasTable.of(weights);
 
       double[] probability = new double[n];
       for (int column = 0; column < n; column++) {
-        double keep = threshold[column] / 0x1p31;
+        double keep = (int) (table[column] >>> 32) / 0x1p31;
         probability[column] += keep / n;
-        probability[alias[column]] += (1 - keep) / n;
+        probability[(int) table[column]] += (1 - keep) / n;
       }
       for (int i = 0; i < n; i++) {
         assertThat(probability[i]).isCloseTo(weights[i] / (double) total, within(2e-9));

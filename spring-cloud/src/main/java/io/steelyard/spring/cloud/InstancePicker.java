@@ -1,5 +1,7 @@
 package io.steelyard.spring.cloud;
 
+import io.steelyard.balancer.spi.AliasTable;
+
 import io.steelyard.registry.Validation;
 import java.util.List;
 import javax.annotation.Nullable;

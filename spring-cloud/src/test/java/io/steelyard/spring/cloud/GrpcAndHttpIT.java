@@ -7,8 +7,6 @@ import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.options.GetOption;
-import io.grpc.BindableService;
-import io.grpc.protobuf.services.HealthStatusManager;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.spring.GrpcServerRegistration;
 import io.steelyard.testkit.EtcdCluster;
@@ -59,7 +57,7 @@ class GrpcAndHttpIT {
   }
 
   private static SpringApplicationBuilder both(String... more) {
-    return new SpringApplicationBuilder(HelloApp.class, GrpcService.class)
+    return new SpringApplicationBuilder(HelloApp.class)
         .web(WebApplicationType.SERVLET)
         .properties("spring.application.name=catalog",
             "spring.main.banner-mode=off",
@@ -72,13 +70,6 @@ class GrpcAndHttpIT {
             "steelyard.etcd.prefix=" + PREFIX,
             "steelyard.registration.weight=2")
         .properties(more);
-  }
-
-  static class GrpcService {
-    @org.springframework.context.annotation.Bean
-    BindableService healthService() {
-      return new HealthStatusManager().getHealthService();
-    }
   }
 
   @Test
