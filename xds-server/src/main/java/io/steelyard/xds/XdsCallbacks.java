@@ -1,0 +1,119 @@
+package io.steelyard.xds;
+
+import static java.util.Objects.requireNonNull;
+
+import io.envoyproxy.controlplane.server.DiscoveryServerCallbacks;
+import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryRequest;
+import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse;
+import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
+import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
+import io.steelyard.registry.Validation;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Counts streams and responses, and reports each rejected response (NACK) once, with the node
+ * that rejected it and the reason the node gave. A NACK changes nothing for other clients: the
+ * cache keeps the rejecting client's watch at the version it last accepted.
+ *
+ * <p>Threading: called on gRPC's threads, several streams at once.
+ */
+final class XdsCallbacks implements DiscoveryServerCallbacks {
+
+  private static final Logger log = LoggerFactory.getLogger(XdsCallbacks.class);
+
+  private final XdsMetrics metrics;
+  /** Node id per stream: clients may send their node only in a stream's first request. */
+  private final Map<Long, String> nodes = new ConcurrentHashMap<>();
+  /** The last NACK logged per stream, so that a client repeating one is logged once. */
+  private final Map<Long, String> lastNack = new ConcurrentHashMap<>();
+
+  XdsCallbacks(XdsMetrics metrics) {
+    this.metrics = requireNonNull(metrics, "metrics");
+  }
+
+  @Override
+  public void onStreamOpen(long streamId, String typeUrl) {
+    metrics.streamOpened();
+  }
+
+  @Override
+  public void onStreamClose(long streamId, String typeUrl) {
+    closed(streamId);
+  }
+
+  @Override
+  public void onStreamCloseWithError(long streamId, String typeUrl, Throwable error) {
+    closed(streamId);
+  }
+
+  private void closed(long streamId) {
+    metrics.streamClosed();
+    nodes.remove(streamId);
+    lastNack.remove(streamId);
+  }
+
+  @Override
+  public void onV3StreamRequest(long streamId, DiscoveryRequest request) {
+    String node = node(streamId, request.hasNode() ? request.getNode().getId() : null);
+    if (request.hasErrorDetail()) {
+      nack(streamId, node, request.getTypeUrl(), request.getResponseNonce(),
+          request.getErrorDetail().getMessage());
+    }
+  }
+
+  @Override
+  public void onV3StreamDeltaRequest(long streamId, DeltaDiscoveryRequest request) {
+    String node = node(streamId, request.hasNode() ? request.getNode().getId() : null);
+    if (request.hasErrorDetail()) {
+      nack(streamId, node, request.getTypeUrl(), request.getResponseNonce(),
+          request.getErrorDetail().getMessage());
+    }
+  }
+
+  @Override
+  public void onV3StreamResponse(long streamId, DiscoveryRequest request, DiscoveryResponse response) {
+    metrics.pushed(shortType(response.getTypeUrl()));
+  }
+
+  @Override
+  public void onV3StreamDeltaResponse(
+      long streamId, DeltaDiscoveryRequest request, DeltaDiscoveryResponse response) {
+    metrics.pushed(shortType(response.getTypeUrl()));
+  }
+
+  private String node(long streamId, String id) {
+    if (id != null && !id.isEmpty()) {
+      nodes.put(streamId, id);
+      return id;
+    }
+    return nodes.getOrDefault(streamId, "");
+  }
+
+  private void nack(long streamId, String node, String typeUrl, String nonce, String detail) {
+    String type = shortType(typeUrl);
+    metrics.nacked(type);
+    String key = type + '\0' + detail;
+    if (!key.equals(lastNack.put(streamId, key))) {
+      log.warn("Client {} (stream {}) rejected {} (nonce {}): {}",
+          Validation.quote(node), streamId, type, nonce, Validation.quote(detail));
+    }
+  }
+
+  /** LDS, RDS, CDS, EDS for the four types served; the type URL's last part otherwise. */
+  static String shortType(String typeUrl) {
+    if (typeUrl.endsWith(".Listener")) {
+      return "LDS";
+    } else if (typeUrl.endsWith(".RouteConfiguration")) {
+      return "RDS";
+    } else if (typeUrl.endsWith(".Cluster")) {
+      return "CDS";
+    } else if (typeUrl.endsWith(".ClusterLoadAssignment")) {
+      return "EDS";
+    }
+    int dot = typeUrl.lastIndexOf('.');
+    return dot < 0 ? typeUrl : typeUrl.substring(dot + 1);
+  }
+}
