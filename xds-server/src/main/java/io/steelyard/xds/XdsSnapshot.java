@@ -118,6 +118,9 @@ final class XdsSnapshot extends io.envoyproxy.controlplane.cache.v3.Snapshot {
     }
   }
 
+  /** The version of a request naming a resource that is not served (yet). */
+  static final String MISSING = "";
+
   /** Versions of name sets, computed from the per-resource versions. */
   private static final class Versions<T extends com.google.protobuf.Message>
       implements ResourceVersionResolver {
@@ -129,9 +132,25 @@ final class XdsSnapshot extends io.envoyproxy.controlplane.cache.v3.Snapshot {
       this.all = hash(byName.keySet());
     }
 
+    /**
+     * The version of the requested names; {@link #MISSING} while any of them is not served.
+     *
+     * <p>The cache drops a waiting ADS watch whose version differs from the snapshot's even when
+     * it cannot answer it because a requested name is missing (SimpleCache 1.0.49), and the client
+     * would then never hear of the resource. A client asking for a name for the first time sends
+     * the empty version, so answering "" keeps its watch open until the name appears.
+     */
     @Override
     public String version(List<String> resourceNames) {
-      return resourceNames.isEmpty() ? all : hash(new TreeSet<>(resourceNames));
+      if (resourceNames.isEmpty()) {
+        return all;
+      }
+      for (String name : resourceNames) {
+        if (!byName.containsKey(name)) {
+          return MISSING;
+        }
+      }
+      return hash(new TreeSet<>(resourceNames));
     }
 
     private String hash(Iterable<String> names) {

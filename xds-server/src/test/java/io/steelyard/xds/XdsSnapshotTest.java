@@ -52,12 +52,13 @@ class XdsSnapshotTest {
   }
 
   @Test
-  void aServiceThatAppearsChangesTheVersionOfClientsWaitingForIt() {
+  void aRequestForAServiceNotServedYetHasTheVersionOfAFirstRequest() {
     XdsSnapshot before = new XdsSnapshot(Map.of("a", service("a", 1)), 10);
     XdsSnapshot after = new XdsSnapshot(Map.of("a", service("a", 1), "b", service("b", 1)), 11);
 
-    assertThat(after.version(ResourceType.LISTENER, List.of("b")))
-        .isNotEqualTo(before.version(ResourceType.LISTENER, List.of("b")));
+    assertThat(before.version(ResourceType.LISTENER, List.of("b"))).isEmpty();
+    assertThat(before.version(ResourceType.LISTENER, List.of("a", "b"))).isEmpty();
+    assertThat(after.version(ResourceType.LISTENER, List.of("b"))).isNotEmpty();
   }
 
   @Test
