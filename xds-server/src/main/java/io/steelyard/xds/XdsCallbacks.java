@@ -29,6 +29,14 @@ final class XdsCallbacks implements DiscoveryServerCallbacks {
   private final Map<Long, String> nodes = new ConcurrentHashMap<>();
   /** The last NACK logged per stream, so that a client repeating one is logged once. */
   private final Map<Long, String> lastNack = new ConcurrentHashMap<>();
+  /** Per stream and type URL, the nonce and version of the last response sent. */
+  private final Map<Long, Map<String, String[]>> sent = new ConcurrentHashMap<>();
+  /**
+   * NACK requests (by identity) to the version they rejected, from the callback to {@link
+   * #takeRejectedVersion}: the server calls both on the same thread, callback first.
+   */
+  private final Map<DiscoveryRequest, String> rejected =
+      java.util.Collections.synchronizedMap(new java.util.IdentityHashMap<>());
 
   XdsCallbacks(XdsMetrics metrics) {
     this.metrics = requireNonNull(metrics, "metrics");
@@ -53,6 +61,7 @@ final class XdsCallbacks implements DiscoveryServerCallbacks {
     metrics.streamClosed();
     nodes.remove(streamId);
     lastNack.remove(streamId);
+    sent.remove(streamId);
   }
 
   @Override
@@ -61,7 +70,20 @@ final class XdsCallbacks implements DiscoveryServerCallbacks {
     if (request.hasErrorDetail()) {
       nack(streamId, node, request.getTypeUrl(), request.getResponseNonce(),
           request.getErrorDetail().getMessage());
+      String[] last = sent.getOrDefault(streamId, Map.of()).get(request.getTypeUrl());
+      if (last != null && last[0].equals(request.getResponseNonce())) {
+        rejected.put(request, last[1]);
+      }
     }
+  }
+
+  /**
+   * The version {@code request}, a NACK, rejected, or null. The cache would answer a NACK at once
+   * with the same resources, which the client would reject again, and again; waiting as if the
+   * client held the rejected version sends it the next change instead.
+   */
+  String takeRejectedVersion(DiscoveryRequest request) {
+    return rejected.remove(request);
   }
 
   @Override
@@ -76,6 +98,8 @@ final class XdsCallbacks implements DiscoveryServerCallbacks {
   @Override
   public void onV3StreamResponse(long streamId, DiscoveryRequest request, DiscoveryResponse response) {
     metrics.pushed(shortType(response.getTypeUrl()));
+    sent.computeIfAbsent(streamId, id -> new ConcurrentHashMap<>())
+        .put(response.getTypeUrl(), new String[] {response.getNonce(), response.getVersionInfo()});
   }
 
   @Override

@@ -85,7 +85,8 @@ public final class XdsServer implements AutoCloseable {
     this.publisher =
         new XdsPublisher(cache, executor, config.clock, () -> health.setStatus("", ServingStatus.SERVING));
     this.metrics = new XdsMetrics(config.meterRegistry, publisher);
-    this.discovery = new V3DiscoveryServer(new XdsCallbacks(metrics), cache);
+    XdsCallbacks callbacks = new XdsCallbacks(metrics);
+    this.discovery = new V3DiscoveryServer(callbacks, new NackAwareWatcher(cache, callbacks));
     this.catalog =
         new ServiceCatalog(config.connection, config.layout, config.services, publisher, executor);
   }
