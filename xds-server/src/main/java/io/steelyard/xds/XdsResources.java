@@ -16,6 +16,7 @@ import io.envoyproxy.envoy.config.core.v3.AggregatedConfigSource;
 import io.envoyproxy.envoy.config.core.v3.ApiVersion;
 import io.envoyproxy.envoy.config.core.v3.ConfigSource;
 import io.envoyproxy.envoy.config.core.v3.HealthStatus;
+import io.envoyproxy.envoy.config.core.v3.Http2ProtocolOptions;
 import io.envoyproxy.envoy.config.core.v3.Locality;
 import io.envoyproxy.envoy.config.core.v3.Metadata;
 import io.envoyproxy.envoy.config.core.v3.SocketAddress;
@@ -33,6 +34,7 @@ import io.envoyproxy.envoy.config.route.v3.VirtualHost;
 import io.envoyproxy.envoy.extensions.filters.http.router.v3.Router;
 import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager;
 import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpFilter;
+import io.envoyproxy.envoy.extensions.upstreams.http.v3.HttpProtocolOptions;
 import io.steelyard.registry.ServiceInstance;
 import java.util.List;
 import java.util.Map;
@@ -64,6 +66,15 @@ final class XdsResources {
   static final String ZONE_KEY = "zone";
 
   static final String ROUTER_FILTER = "envoy.filters.http.router";
+  static final String HTTP_PROTOCOL_OPTIONS = "envoy.extensions.upstreams.http.v3.HttpProtocolOptions";
+  /** Envoy forwards gRPC only over HTTP/2 upstreams; gRPC clients ignore the option. */
+  private static final Any HTTP2_UPSTREAM =
+      Any.pack(
+          HttpProtocolOptions.newBuilder()
+              .setExplicitHttpConfig(
+                  HttpProtocolOptions.ExplicitHttpConfig.newBuilder()
+                      .setHttp2ProtocolOptions(Http2ProtocolOptions.getDefaultInstance()))
+              .build());
   /** Envoy wants a connect timeout; gRPC clients ignore it. */
   private static final Duration CONNECT_TIMEOUT = Duration.newBuilder().setSeconds(5).build();
 
@@ -111,6 +122,7 @@ final class XdsResources {
                         .setResourceApiVersion(ApiVersion.V3)))
         .setLbPolicy(Cluster.LbPolicy.ROUND_ROBIN)
         .setConnectTimeout(CONNECT_TIMEOUT)
+        .putTypedExtensionProtocolOptions(HTTP_PROTOCOL_OPTIONS, HTTP2_UPSTREAM)
         .build();
   }
 

@@ -119,6 +119,16 @@ class XdsResourcesTest {
   }
 
   @Test
+  void clusterAsksEnvoyForHttp2Upstreams() throws Exception {
+    Cluster cluster = XdsResources.cluster("greeter");
+
+    var options =
+        cluster.getTypedExtensionProtocolOptionsOrThrow(XdsResources.HTTP_PROTOCOL_OPTIONS)
+            .unpack(io.envoyproxy.envoy.extensions.upstreams.http.v3.HttpProtocolOptions.class);
+    assertThat(options.getExplicitHttpConfig().hasHttp2ProtocolOptions()).isTrue();
+  }
+
+  @Test
   void sameInstancesGiveTheSameBytesAndVersionWhateverTheMetadataOrder() {
     Map<String, String> ab = new LinkedHashMap<>();
     ab.put("a", "1");
