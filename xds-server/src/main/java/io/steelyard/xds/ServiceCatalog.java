@@ -190,11 +190,6 @@ final class ServiceCatalog implements AutoCloseable {
     executor.schedule(this::listNames, delay, TimeUnit.MILLISECONDS);
   }
 
-  /** The services followed so far. Executor thread only (tests read it through the executor). */
-  Set<String> services() {
-    return Set.copyOf(watchers.keySet());
-  }
-
   @Override
   public void close() {
     executor.execute(

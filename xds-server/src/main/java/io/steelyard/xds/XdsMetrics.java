@@ -67,11 +67,6 @@ final class XdsMetrics {
         .register(registry).increment();
   }
 
-  double pushes(String type) {
-    Counter c = registry.find("steelyard.xds.pushes").tag("type", type).counter();
-    return c == null ? 0 : c.count();
-  }
-
   double nacks() {
     return registry.find("steelyard.xds.nacks").counters().stream().mapToDouble(Counter::count).sum();
   }

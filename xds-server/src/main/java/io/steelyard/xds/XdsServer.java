@@ -25,7 +25,6 @@ import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.Executors;
@@ -86,7 +85,7 @@ public final class XdsServer implements AutoCloseable {
         new XdsPublisher(cache, executor, config.clock, () -> health.setStatus("", ServingStatus.SERVING));
     this.metrics = new XdsMetrics(config.meterRegistry, publisher);
     XdsCallbacks callbacks = new XdsCallbacks(metrics);
-    this.discovery = new V3DiscoveryServer(callbacks, new NackAwareWatcher(cache, callbacks));
+    this.discovery = new V3DiscoveryServer(callbacks, new WatchGuard(cache, callbacks));
     this.catalog =
         new ServiceCatalog(config.connection, config.layout, config.services, publisher, executor);
   }
@@ -275,9 +274,5 @@ public final class XdsServer implements AutoCloseable {
     public XdsServer build() {
       return new XdsServer(this);
     }
-  }
-
-  static List<String> resourceTypes() {
-    return List.of("LDS", "CDS", "EDS");
   }
 }

@@ -145,6 +145,19 @@ class XdsServerIT {
   }
 
   @Test
+  void aRequestNamingAServedAndAnUnservedServiceIsAnsweredOnceBothAreServed() throws Exception {
+    register("half-a", "10.6.0.1:50051", 1);
+    try (XdsServer xds = xds(); AdsProbe probe = new AdsProbe(xds.port(), "half")) {
+      await().atMost(WAIT).until(() -> xds.publisher().current() != null
+          && xds.publisher().current().services().containsKey("half-a"));
+      probe.subscribe(AdsProbe.EDS, List.of("half-a", "half-b"));
+      register("half-b", "10.6.0.2:50051", 1);
+
+      assertThat(probe.next(WAIT).getResourcesCount()).isEqualTo(2);
+    }
+  }
+
+  @Test
   void aServiceRegisteredAfterStartIsServed() throws Exception {
     try (XdsServer xds = xds(); AdsProbe probe = new AdsProbe(xds.port(), "late")) {
       probe.subscribe(AdsProbe.LDS, List.of("late"));

@@ -9,22 +9,30 @@ import io.envoyproxy.controlplane.cache.DeltaXdsRequest;
 import io.envoyproxy.controlplane.cache.Response;
 import io.envoyproxy.controlplane.cache.Watch;
 import io.envoyproxy.controlplane.cache.XdsRequest;
+import io.envoyproxy.controlplane.cache.v3.SimpleCache;
+import io.envoyproxy.controlplane.cache.v3.Snapshot;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.Consumer;
 
 /**
- * The cache, except that a state-of-the-world NACK waits for the next change instead of being
- * answered at once with the resources just rejected (which a client would reject again, in a
- * loop as fast as the network). The rejecting client keeps what it last accepted; every other
- * client is unaffected.
+ * The cache, with two state-of-the-world requests answered as a client needs them:
+ *
+ * <ul>
+ *   <li>A NACK waits for the next change instead of being answered at once with the resources
+ *       just rejected (which a client would reject again, in a loop as fast as the network). The
+ *       rejecting client keeps what it last accepted; every other client is unaffected.
+ *   <li>A request naming a resource not served yet waits until every name is served. SimpleCache
+ *       1.0.49 would try to answer a first request at once when some of its names exist, fail on
+ *       the missing one, and drop the watch: the client would never hear of the names.
+ * </ul>
  */
-final class NackAwareWatcher implements ConfigWatcher {
+final class WatchGuard implements ConfigWatcher {
 
-  private final ConfigWatcher cache;
+  private final SimpleCache<String> cache;
   private final XdsCallbacks callbacks;
 
-  NackAwareWatcher(ConfigWatcher cache, XdsCallbacks callbacks) {
+  WatchGuard(SimpleCache<String> cache, XdsCallbacks callbacks) {
     this.cache = requireNonNull(cache, "cache");
     this.callbacks = requireNonNull(callbacks, "callbacks");
   }
@@ -39,6 +47,9 @@ final class NackAwareWatcher implements ConfigWatcher {
       boolean allowDefaultEmptyEdsUpdate) {
     XdsRequest effective = request;
     Set<String> known = knownResourceNames;
+    if (ads && !request.getResourceNamesList().isEmpty() && !allServed(request)) {
+      known = Set.copyOf(request.getResourceNamesList());
+    }
     if (request.hasErrorDetail()) {
       String rejected = callbacks.takeRejectedVersion(request.v3Request());
       if (rejected != null) {
@@ -49,6 +60,12 @@ final class NackAwareWatcher implements ConfigWatcher {
       }
     }
     return cache.createWatch(ads, effective, known, responseConsumer, hasClusterChanged, allowDefaultEmptyEdsUpdate);
+  }
+
+  private boolean allServed(XdsRequest request) {
+    Snapshot snapshot = cache.getSnapshot(XdsPublisher.GROUP);
+    return snapshot != null
+        && snapshot.resources(request.getResourceType()).keySet().containsAll(request.getResourceNamesList());
   }
 
   @Override
