@@ -126,6 +126,9 @@ public final class XdsMain implements Callable<Integer> {
             .securityOptions(user, caCert, cert, key)
             .build();
     PrometheusMeterRegistry meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    new io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics().bindTo(meters);
+    new io.micrometer.core.instrument.binder.jvm.JvmGcMetrics().bindTo(meters);
+    new io.micrometer.core.instrument.binder.system.ProcessorMetrics().bindTo(meters);
     XdsServer.Builder builder =
         XdsServer.builder(connection).layout(KeyLayout.of(prefix)).host(host).port(port).meterRegistry(meters);
     Set<String> selected = parseServices(services);
