@@ -52,7 +52,10 @@ public final class XdsScaleBenchmark {
   private final int subscriptions;
   /** service → weight → streams that have received it. */
   private final Map<Integer, Map<Integer, AtomicLong>> seen = new ConcurrentHashMap<>();
+  /** Assignments received (a response carries one per requested service). */
   private final AtomicLong responses = new AtomicLong();
+  /** Responses received. */
+  private final AtomicLong pushes = new AtomicLong();
 
   private XdsScaleBenchmark(int services, int subscriptions) {
     this.services = services;
@@ -136,11 +139,14 @@ public final class XdsScaleBenchmark {
                 new StreamObserver<>() {
                   @Override
                   public void onNext(DiscoveryResponse r) {
+                    pushes.incrementAndGet();
                     for (var any : r.getResourcesList()) {
                       try {
                         ClusterLoadAssignment cla = any.unpack(ClusterLoadAssignment.class);
                         int service = Integer.parseInt(cla.getClusterName().substring(4));
-                        int weight = cla.getEndpoints(0).getLoadBalancingWeight().getValue();
+                        // Only one instance per service is ever changed: the largest weight is its.
+                        int weight = cla.getEndpointsList().stream()
+                            .mapToInt(l -> l.getLoadBalancingWeight().getValue()).max().orElse(0);
                         seen.computeIfAbsent(service, x -> new ConcurrentHashMap<>())
                             .computeIfAbsent(weight, x -> new AtomicLong())
                             .incrementAndGet();
@@ -178,7 +184,9 @@ public final class XdsScaleBenchmark {
 
   private void changes(Client etcd, int changes, int streams) throws Exception {
     long[] latencies = new long[changes];
-    long before = responses.get();
+    long[] afterAck = new long[changes];
+    long[] puts = new long[changes];
+    long before = pushes.get();
     java.util.Random random = new java.util.Random(42);
     for (int j = 0; j < changes; j++) {
       int s = random.nextInt(services);
@@ -187,27 +195,38 @@ public final class XdsScaleBenchmark {
       String address = "10." + (s / 250) + "." + (s % 250) + ".1:50051";
       long t0 = System.nanoTime();
       put(etcd, ServiceInstance.of(name(s), address, weight)).get(10, TimeUnit.SECONDS);
+      long acked = System.nanoTime();
       while (count(s, weight) < subscribers) {
         if (System.nanoTime() - t0 > TimeUnit.SECONDS.toNanos(30)) {
           throw new IllegalStateException("change " + j + " of " + name(s) + " not seen by all subscribers");
         }
         Thread.onSpinWait();
       }
-      latencies[j] = System.nanoTime() - t0;
+      long done = System.nanoTime();
+      latencies[j] = done - t0;
+      afterAck[j] = done - acked;
+      puts[j] = acked - t0;
     }
     Thread.sleep(500);
-    long pushed = responses.get() - before;
+    long pushed = pushes.get() - before;
     long expected = 0;
     java.util.Random again = new java.util.Random(42);
     for (int j = 0; j < changes; j++) {
       expected += subscribersOf(again.nextInt(services), streams);
     }
-    Arrays.sort(latencies);
-    out.printf("%d changes: put -> update at every subscriber p50 %.1f ms, p99 %.1f ms, max %.1f ms%n",
-        changes, latencies[changes / 2] / 1e6, latencies[(int) (changes * 0.99)] / 1e6,
-        latencies[changes - 1] / 1e6);
-    out.printf("assignments received %d, sent to subscribers of the changed services %d, to others %d%n",
+    percentiles(changes + " changes: put sent -> update at every subscriber", latencies);
+    percentiles("  of which the put itself (etcd commit)", puts);
+    percentiles("  put acknowledged -> update at every subscriber", afterAck);
+    out.printf("responses received %d: to streams subscribed to the changed service %d, to others %d%n",
         pushed, expected, pushed - expected);
+  }
+
+  private static void percentiles(String what, long[] nanos) {
+    long[] sorted = nanos.clone();
+    Arrays.sort(sorted);
+    int n = sorted.length;
+    out.printf("%s: p50 %.1f ms, p99 %.1f ms, max %.1f ms%n",
+        what, sorted[n / 2] / 1e6, sorted[Math.min(n - 1, (int) (n * 0.99))] / 1e6, sorted[n - 1] / 1e6);
   }
 
   private long count(int service, int weight) {
