@@ -3,10 +3,17 @@ package io.steelyard.xds;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.envoyproxy.envoy.config.core.v3.Node;
 import io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment;
+import io.envoyproxy.envoy.service.discovery.v3.AggregatedDiscoveryServiceGrpc;
+import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryRequest;
+import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
+import io.grpc.ManagedChannel;
+import io.grpc.ManagedChannelBuilder;
+import io.grpc.stub.StreamObserver;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.KeyLayout;
 import io.steelyard.registry.ServiceInstance;
@@ -15,6 +22,8 @@ import io.steelyard.registry.ValueFormat;
 import io.steelyard.testkit.EtcdCluster;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -154,6 +163,53 @@ class XdsServerIT {
       register("half-b", "10.6.0.2:50051", 1);
 
       assertThat(probe.next(WAIT).getResourcesCount()).isEqualTo(2);
+    }
+  }
+
+  @Test
+  void deltaClientsReceiveOnlyTheResourceThatChanged() throws Exception {
+    register("delta-a", "10.7.0.1:50051", 1);
+    register("delta-b", "10.7.0.2:50051", 1);
+    try (XdsServer xds = xds()) {
+      await().atMost(WAIT).until(() -> xds.publisher().current() != null
+          && xds.publisher().current().services().keySet().containsAll(List.of("delta-a", "delta-b")));
+      ManagedChannel channel = ManagedChannelBuilder.forAddress("127.0.0.1", xds.port()).usePlaintext().build();
+      try {
+        BlockingQueue<DeltaDiscoveryResponse> responses = new LinkedBlockingQueue<>();
+        StreamObserver<DeltaDiscoveryRequest> requests =
+            AggregatedDiscoveryServiceGrpc.newStub(channel).deltaAggregatedResources(new StreamObserver<>() {
+              @Override
+              public void onNext(DeltaDiscoveryResponse r) {
+                responses.add(r);
+              }
+
+              @Override
+              public void onError(Throwable t) {}
+
+              @Override
+              public void onCompleted() {}
+            });
+        requests.onNext(DeltaDiscoveryRequest.newBuilder()
+            .setNode(Node.newBuilder().setId("delta-client"))
+            .setTypeUrl(AdsProbe.EDS)
+            .addAllResourceNamesSubscribe(List.of("delta-a", "delta-b"))
+            .build());
+        DeltaDiscoveryResponse first = responses.poll(WAIT.toSeconds(), TimeUnit.SECONDS);
+        assertThat(first).isNotNull();
+        assertThat(first.getResourcesList()).extracting(r -> r.getName()).containsExactlyInAnyOrder("delta-a", "delta-b");
+        requests.onNext(DeltaDiscoveryRequest.newBuilder().setTypeUrl(AdsProbe.EDS).setResponseNonce(first.getNonce()).build());
+
+        register("delta-b", "10.7.0.2:50051", 6);
+
+        DeltaDiscoveryResponse next = responses.poll(WAIT.toSeconds(), TimeUnit.SECONDS);
+        assertThat(next).isNotNull();
+        assertThat(next.getResourcesList()).extracting(r -> r.getName()).containsExactly("delta-b");
+        assertThat(next.getResources(0).getResource().unpack(ClusterLoadAssignment.class)
+            .getEndpoints(0).getLoadBalancingWeight().getValue()).isEqualTo(6);
+        requests.onCompleted();
+      } finally {
+        channel.shutdownNow();
+      }
     }
   }
 
