@@ -6,6 +6,9 @@
                                              ADDRESS answered, then the calls and errors counted
   analyse.py last LOG ADDRESS                epoch ms of the last call ADDRESS answered (0: none)
   analyse.py errors LOG SINCE_MS             failed calls since SINCE_MS
+  analyse.py moved LOG SINCE_MS ADDRESS PCT  ms from SINCE_MS to the first call that starts 200
+                                             calls in a row of which ADDRESS answered PCT +- 5
+                                             percent (-1: never)
 """
 import sys
 
@@ -45,6 +48,18 @@ def main(argv):
         print(max((ms for ms, a, _ in calls(path, 0) if a == address), default=0))
     elif cmd == "errors":
         print(sum(1 for _, a, _ in calls(path, int(argv[3])) if a == "ERROR"))
+    elif cmd == "moved":
+        since, address, pct = int(argv[3]), argv[4], float(argv[5])
+        ok = [(ms, a == address) for ms, a, _ in calls(path, since) if a != "ERROR"]
+        window = 200
+        mine = sum(m for _, m in ok[:window])
+        for i in range(len(ok) - window + 1):
+            if i:
+                mine += ok[i + window - 1][1] - ok[i - 1][1]
+            if abs(100.0 * mine / window - pct) <= 5:
+                print(ok[i][0] - since)
+                return
+        print(-1)
     else:
         sys.exit("unknown command " + cmd)
 
