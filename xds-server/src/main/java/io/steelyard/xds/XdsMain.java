@@ -1,0 +1,153 @@
+package io.steelyard.xds;
+
+import com.google.common.base.Splitter;
+import com.google.common.net.HostAndPort;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.steelyard.registry.EtcdConnection;
+import io.steelyard.registry.KeyLayout;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import javax.annotation.Nullable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code bin/steelyard-xds}: the xDS control plane as a process. Prints {@code READY
+ * xds=HOST:PORT} on stdout once it listens; SIGTERM or SIGINT stops it. Bad options exit 2.
+ */
+@Command(
+    name = "steelyard-xds",
+    mixinStandardHelpOptions = true,
+    sortOptions = false,
+    description = "Serves the registry over xDS (ADS: LDS, CDS, EDS) to gRPC clients and Envoy.")
+public final class XdsMain implements Callable<Integer> {
+
+  @Option(names = "--endpoints", paramLabel = "URLS",
+      description = {"etcd endpoints, comma-separated. Default:", "$STEELYARD_ETCD_ENDPOINTS, else " + EtcdConnection.DEFAULT_ENDPOINTS})
+  @Nullable String endpoints;
+
+  @Option(names = "--user", paramLabel = "USER:PASSWORD", description = "etcd user and password.")
+  @Nullable String user;
+
+  @Option(names = "--cacert", paramLabel = "FILE", description = "CA certificate to trust for etcd's TLS.")
+  @Nullable Path caCert;
+
+  @Option(names = "--cert", paramLabel = "FILE", description = "Client certificate for etcd's mutual TLS.")
+  @Nullable Path cert;
+
+  @Option(names = "--key", paramLabel = "FILE", description = "Client private key for etcd's mutual TLS.")
+  @Nullable Path key;
+
+  @Option(names = "--prefix", paramLabel = "PREFIX", defaultValue = KeyLayout.DEFAULT_PREFIX,
+      description = "Key prefix of the registry (default: ${DEFAULT-VALUE}).")
+  String prefix = KeyLayout.DEFAULT_PREFIX;
+
+  @Option(names = "--services", paramLabel = "a,b|all", defaultValue = "all",
+      description = "Services to serve, comma-separated, or all (default: ${DEFAULT-VALUE}).")
+  String services = "all";
+
+  @Option(names = "--host", paramLabel = "HOST", defaultValue = XdsServer.DEFAULT_HOST,
+      description = "Address to listen on (default: ${DEFAULT-VALUE}).")
+  String host = XdsServer.DEFAULT_HOST;
+
+  @Option(names = "--port", paramLabel = "PORT", defaultValue = "" + XdsServer.DEFAULT_PORT,
+      description = "xDS port, 0 for any free port (default: ${DEFAULT-VALUE}).")
+  int port = XdsServer.DEFAULT_PORT;
+
+  @Option(names = "--tls-cert", paramLabel = "FILE", description = "Serve xDS over TLS with this certificate chain (needs --tls-key).")
+  @Nullable Path tlsCert;
+
+  @Option(names = "--tls-key", paramLabel = "FILE", description = "Private key for --tls-cert.")
+  @Nullable Path tlsKey;
+
+  @Option(names = "--metrics-port", paramLabel = "PORT", defaultValue = "-1",
+      description = "Serve GET /metrics (Prometheus text) on this port; 0 any free port; off by default.")
+  int metricsPort = -1;
+
+  private final PrintWriter out;
+  private final CountDownLatch stop;
+
+  XdsMain(PrintWriter out, CountDownLatch stop) {
+    this.out = out;
+    this.stop = stop;
+  }
+
+  public static void main(String[] args) {
+    if (System.getProperty("logback.configurationFile") == null) {
+      System.setProperty("logback.configurationFile", "io/steelyard/xds/logback-xds.xml");
+    }
+    org.slf4j.bridge.SLF4JBridgeHandler.removeHandlersForRootLogger();
+    org.slf4j.bridge.SLF4JBridgeHandler.install();
+    CountDownLatch stop = new CountDownLatch(1);
+    Runtime.getRuntime().addShutdownHook(new Thread(stop::countDown, "steelyard-xds-stop"));
+    PrintWriter out = new PrintWriter(System.out, true);
+    int code =
+        new CommandLine(new XdsMain(out, stop))
+            .setExecutionExceptionHandler(
+                (e, cmd, parsed) -> {
+                  if (e instanceof IllegalArgumentException) {
+                    cmd.getErr().println("steelyard-xds: " + e.getMessage());
+                    return 2;
+                  }
+                  throw e;
+                })
+            .execute(args);
+    System.exit(code);
+  }
+
+  /** {@code all} → null; otherwise the listed names. */
+  @Nullable
+  static Set<String> parseServices(String services) {
+    if (services.trim().equals("all")) {
+      return null;
+    }
+    List<String> names = Splitter.on(',').trimResults().omitEmptyStrings().splitToList(services);
+    if (names.isEmpty()) {
+      throw new IllegalArgumentException("services: '" + services + "' (expected: a,b or all)");
+    }
+    return new LinkedHashSet<>(names);
+  }
+
+  @Override
+  public Integer call() throws Exception {
+    if ((tlsCert == null) != (tlsKey == null)) {
+      throw new IllegalArgumentException("tls: --tls-cert and --tls-key go together");
+    }
+    EtcdConnection connection =
+        EtcdConnection.builder()
+            .endpoints(endpoints != null ? endpoints : EtcdConnection.endpointsFrom(System.getenv()))
+            .securityOptions(user, caCert, cert, key)
+            .build();
+    PrometheusMeterRegistry meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    new io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics().bindTo(meters);
+    new io.micrometer.core.instrument.binder.jvm.JvmGcMetrics().bindTo(meters);
+    new io.micrometer.core.instrument.binder.system.ProcessorMetrics().bindTo(meters);
+    XdsServer.Builder builder =
+        XdsServer.builder(connection).layout(KeyLayout.of(prefix)).host(host).port(port).meterRegistry(meters);
+    Set<String> selected = parseServices(services);
+    if (selected != null) {
+      builder.services(selected);
+    }
+    if (tlsCert != null) {
+      builder.tls(tlsCert, tlsKey);
+    }
+    try (XdsServer server = builder.build().start();
+        MetricsHttp metrics = metricsPort < 0 ? null : new MetricsHttp(host, metricsPort, meters)) {
+      String shownHost = host.equals("0.0.0.0") ? "127.0.0.1" : host;
+      if (metrics != null) {
+        out.println("METRICS url=http://" + HostAndPort.fromParts(shownHost, metrics.port()) + "/metrics");
+      }
+      out.println("READY xds=" + HostAndPort.fromParts(shownHost, server.port()));
+      out.flush();
+      stop.await();
+    }
+    return 0;
+  }
+}

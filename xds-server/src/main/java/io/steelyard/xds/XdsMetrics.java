@@ -1,0 +1,73 @@
+package io.steelyard.xds;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+
+/**
+ * The control plane's meters, all under {@code steelyard.xds}:
+ *
+ * <ul>
+ *   <li>{@code steelyard.xds.clients}: ADS streams open now;
+ *   <li>{@code steelyard.xds.pushes}{type}: responses sent, by resource type (LDS, CDS, EDS, RDS);
+ *   <li>{@code steelyard.xds.nacks}{type}: responses clients rejected;
+ *   <li>{@code steelyard.xds.revision}: the newest etcd revision the served resources reflect;
+ *   <li>{@code steelyard.xds.staleness.seconds}: how long the served view has gone without etcd
+ *       (zero while etcd answers);
+ *   <li>{@code steelyard.xds.services}: services served.
+ * </ul>
+ */
+final class XdsMetrics {
+
+  private final MeterRegistry registry;
+  private final AtomicInteger clients = new AtomicInteger();
+
+  XdsMetrics(MeterRegistry registry, XdsPublisher publisher) {
+    this.registry = registry;
+    Gauge.builder("steelyard.xds.clients", clients, AtomicInteger::get)
+        .description("ADS streams open now")
+        .register(registry);
+    gauge("steelyard.xds.revision", "Newest etcd revision the served resources reflect", () -> {
+      XdsSnapshot s = publisher.current();
+      return s == null ? 0 : s.revision();
+    });
+    gauge("steelyard.xds.staleness.seconds", "How long the served view has gone without etcd",
+        () -> publisher.staleness().toMillis() / 1000.0);
+    gauge("steelyard.xds.services", "Services served", () -> {
+      XdsSnapshot s = publisher.current();
+      return s == null ? 0 : s.services().size();
+    });
+  }
+
+  private void gauge(String name, String description, Supplier<Number> value) {
+    Gauge.builder(name, value).description(description).register(registry);
+  }
+
+  void streamOpened() {
+    clients.incrementAndGet();
+  }
+
+  void streamClosed() {
+    clients.decrementAndGet();
+  }
+
+  int clients() {
+    return clients.get();
+  }
+
+  void pushed(String type) {
+    Counter.builder("steelyard.xds.pushes").tag("type", type).description("xDS responses sent")
+        .register(registry).increment();
+  }
+
+  void nacked(String type) {
+    Counter.builder("steelyard.xds.nacks").tag("type", type).description("xDS responses rejected by clients")
+        .register(registry).increment();
+  }
+
+  double nacks() {
+    return registry.find("steelyard.xds.nacks").counters().stream().mapToDouble(Counter::count).sum();
+  }
+}
