@@ -44,10 +44,11 @@ class ManyRegistrationsIT {
             .info("{} registrations added {} threads ({} before, {} after)",
                 REGISTRATIONS, threadsAfter - threadsBefore, threadsBefore, threadsAfter);
         assertThat(ours).as("steelyard-registration threads").isEqualTo(1);
-        // jetcd's cached pool may grow a little under 300 concurrent grants; nowhere near 300.
+        // jetcd's cached pool grows with 300 concurrent grants, by how many overlap (15 to 34
+        // threads seen on 2 cores): a thread per registration would be 300.
         assertThat(threadsAfter - threadsBefore)
             .as("threads added by %s registrations", REGISTRATIONS)
-            .isLessThan(REGISTRATIONS / 10);
+            .isLessThan(REGISTRATIONS / 4);
         assertThat(probe.client.getKVClient()
                 .get(EtcdProbe.bytes("/services/many/"),
                     io.etcd.jetcd.options.GetOption.builder().isPrefix(true).withCountOnly(true).build())
