@@ -1,4 +1,4 @@
-package io.steelyard.xds;
+package io.steelyard.benchmarks.xds;
 
 import com.google.common.net.HostAndPort;
 import io.envoyproxy.envoy.config.core.v3.Node;
