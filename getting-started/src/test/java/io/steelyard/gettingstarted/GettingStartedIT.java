@@ -117,8 +117,10 @@ class GettingStartedIT {
     awaitUntil(s, server, () -> (address + "|5").equals(valueOf(KEYS + address)));
     long registered = System.nanoTime();
     report("plain grpc-java server", serverStart, serverBuilt, registered, "its key is in etcd");
-    assertThat(output(server)).contains("Registered greeter at " + address + " in etcd as "
-        + KEYS + address + " with weight 5");
+    // The line follows etcd's answer to the put: it may come just after the key is seen.
+    String registeredLine =
+        "Registered greeter at " + address + " in etcd as " + KEYS + address + " with weight 5";
+    awaitUntil(s, server, () -> output(server).contains(registeredLine));
 
     Path client = WORK.resolve("client");
     long clientStart = System.nanoTime();
