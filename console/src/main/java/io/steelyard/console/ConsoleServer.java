@@ -51,7 +51,7 @@ import javax.net.ssl.SSLContext;
  * <pre>{@code
  * try (ConsoleServer console = ConsoleServer.builder(EtcdConnection.fromEnvironment())
  *     .port(8080).start()) {
- *   System.out.println("READY console=" + console.url());
+ *   log.info("console at {}", console.url());
  *   ...
  * }
  * }</pre>

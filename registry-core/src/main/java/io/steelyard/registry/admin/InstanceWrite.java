@@ -18,7 +18,7 @@ import javax.annotation.Nullable;
  * <pre>{@code
  * InstanceWrite write = InstanceWrite.setWeight("greeter", "10.0.0.7:50051", 8); // checks the input
  * InstanceWrite.Result r = store.apply(write);                                   // etcd
- * System.out.println(r.message());                        // "10.0.0.7:50051 weight 5 -> 8"
+ * log.info(r.message());                                  // "10.0.0.7:50051 weight 5 -> 8"
  * }</pre>
  *
  * <p>The factories throw {@link IllegalArgumentException} for a bad service name, address or
