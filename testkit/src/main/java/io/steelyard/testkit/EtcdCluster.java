@@ -50,7 +50,6 @@ import org.slf4j.LoggerFactory;
 public final class EtcdCluster implements BeforeAllCallback, AfterAllCallback, AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(EtcdCluster.class);
-
   /** Bound for {@link #leaderIndex()}. */
   private static final Duration LEADER_TIMEOUT = Duration.ofSeconds(10);
   /** Bound for the whole cluster to become healthy after start; generous for a loaded CI box. */
@@ -92,11 +91,15 @@ public final class EtcdCluster implements BeforeAllCallback, AfterAllCallback, A
 
   private EtcdCluster(Builder builder) {
     this.size = builder.members;
-    this.requestedBackend = builder.backend;
+    // etcd reads the JWT keys from files on this machine: binary members.
+    this.requestedBackend = builder.jwtTokens != null ? Backend.BINARY : builder.backend;
     this.etcdBinary = builder.etcdBinary;
     this.partitionable = builder.partitionable;
     this.quotaBackendBytes = builder.quotaBackendBytes;
     List<String> args = new ArrayList<>(builder.extraArgs);
+    if (builder.jwtTokens != null) {
+      args.addAll(List.of("--auth-token", builder.jwtTokens));
+    }
     if (builder.quotaBackendBytes != DEFAULT_QUOTA_BACKEND_BYTES) {
       // After the backends' own default: etcd takes the last occurrence of a flag.
       args.addAll(List.of("--quota-backend-bytes", Long.toString(builder.quotaBackendBytes)));
@@ -125,6 +128,7 @@ public final class EtcdCluster implements BeforeAllCallback, AfterAllCallback, A
     private long quotaBackendBytes = DEFAULT_QUOTA_BACKEND_BYTES;
     private ClusterTls tls;
     private String rootPassword;
+    private String jwtTokens;
 
     private Builder() {}
 
@@ -158,13 +162,25 @@ public final class EtcdCluster implements BeforeAllCallback, AfterAllCallback, A
      * Once started, create the user {@value EtcdCluster#ROOT_USER} with this password and the
      * {@code root} role, and enable auth: from then on every client must log in. Short token
      * lifetimes for expiry tests go through {@link #extraArgs}, e.g. {@code "--auth-token-ttl",
-     * "2"} (simple tokens, etcd's default).
+     * "2"} (simple tokens, etcd's default), or {@link #jwtTokens}.
      */
     public Builder rootPassword(String password) {
       if (rootPassword != null) {
         throw new IllegalStateException("rootPassword already set");
       }
       this.rootPassword = Objects.requireNonNull(password, "password");
+      return this;
+    }
+
+    /**
+     * Issue auth tokens as JWTs signed with {@code keys} (RS256) that expire {@code ttl} after
+     * login however much they are used, not simple tokens. Always runs the binary backend.
+     */
+    public Builder jwtTokens(JwtKeys keys, Duration ttl) {
+      if (jwtTokens != null) {
+        throw new IllegalStateException("jwtTokens already set");
+      }
+      this.jwtTokens = Objects.requireNonNull(keys, "keys").authTokenFlag(ttl);
       return this;
     }
 
@@ -387,11 +403,8 @@ public final class EtcdCluster implements BeforeAllCallback, AfterAllCallback, A
     return backend;
   }
 
-  private synchronized URI probe(EtcdMember member) {
-    if (backend == null) {
-      throw new IllegalStateException(closed ? "etcd cluster already closed" : "etcd cluster not started");
-    }
-    return backend.probeEndpoint(member);
+  private URI probe(EtcdMember member) {
+    return currentBackend().probeEndpoint(member);
   }
 
   /**
@@ -415,14 +428,7 @@ public final class EtcdCluster implements BeforeAllCallback, AfterAllCallback, A
    */
   public boolean logsContain(String text) {
     Objects.requireNonNull(text, "text");
-    ClusterBackend b;
-    synchronized (this) {
-      b = backend;
-    }
-    if (!(b instanceof BinaryClusterBackend binary)) {
-      throw new UnsupportedOperationException("member logs are read with the binary backend only");
-    }
-    return binary.members().stream().anyMatch(m -> m.logContains(text));
+    return ClusterBackends.binary("logsContain", currentBackend()).members().stream().anyMatch(m -> m.logContains(text));
   }
 
   /** The number of members. */
@@ -440,11 +446,8 @@ public final class EtcdCluster implements BeforeAllCallback, AfterAllCallback, A
   }
 
   /** All members, in index order; the cluster must be started. */
-  public synchronized List<EtcdMember> members() {
-    if (backend == null) {
-      throw new IllegalStateException(closed ? "etcd cluster already closed" : "etcd cluster not started");
-    }
-    return List.copyOf(backend.members());
+  public List<EtcdMember> members() {
+    return List.copyOf(currentBackend().members());
   }
 
   /**
