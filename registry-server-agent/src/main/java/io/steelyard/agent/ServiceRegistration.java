@@ -103,6 +103,25 @@ public final class ServiceRegistration implements AutoCloseable {
   }
 
   /**
+   * As {@link #builder(EtcdConnection, String, String)}, with the address still to name: {@link
+   * ServiceRegistrationBuilder#address}, or {@link ServiceRegistrationBuilder#port} or {@link
+   * ServiceRegistrationBuilder#server} to find the host by {@link AdvertisedAddress}'s rule.
+   */
+  public static ServiceRegistrationBuilder builder(EtcdConnection etcd, String service) {
+    return new ServiceRegistrationBuilder(requireNonNull(etcd, "etcd"), null, null, service, null);
+  }
+
+  /** As {@link #builder(Client, String, String)}, with the address still to name. */
+  public static ServiceRegistrationBuilder builder(Client client, String service) {
+    return new ServiceRegistrationBuilder(null, requireNonNull(client, "client"), null, service, null);
+  }
+
+  /** As {@link #builder(SharedLease, String, String)}, with the address still to name. */
+  public static ServiceRegistrationBuilder builder(SharedLease lease, String service) {
+    return new ServiceRegistrationBuilder(null, null, requireNonNull(lease, "lease"), service, null);
+  }
+
+  /**
    * A registration with a lease of its own over {@code client}, which the caller owns and closes
    * after {@link #close()}.
    *

@@ -7,6 +7,7 @@ import static java.util.Objects.requireNonNull;
 import com.google.common.annotations.VisibleForTesting;
 import com.google.common.base.Ticker;
 import io.etcd.jetcd.Client;
+import io.grpc.Server;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.KeyLayout;
 import io.steelyard.registry.ServiceInstance;
@@ -19,6 +20,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
@@ -28,7 +30,9 @@ import javax.annotation.Nullable;
 /**
  * Builds a {@link ServiceRegistration}; start from {@link ServiceRegistration#builder(EtcdConnection,
  * String, String)}, {@link ServiceRegistration#builder(Client, String, String)} or {@link
- * ServiceRegistration#builder(SharedLease, String, String)}. Every setting is checked when set,
+ * ServiceRegistration#builder(SharedLease, String, String)}, or from their two-argument forms and
+ * name the address with exactly one of {@link #address}, {@link #port} and {@link #server} (the
+ * last two find the host by {@link AdvertisedAddress}'s rule). Every setting is checked when set,
  * and {@link #build()} throws {@link IllegalArgumentException} naming a bad value or combination.
  * A setting given twice throws {@link IllegalStateException} ({@code "weight already set"});
  * {@link #listener} adds one more listener each call.
@@ -39,6 +43,8 @@ import javax.annotation.Nullable;
  *     .ttl(Duration.ofSeconds(10))
  *     .metadata(Map.of("zone", "eu-1"))   // written as etcd-naming JSON
  *     .build();
+ * // the host from $STEELYARD_ADVERTISE_HOST, else this machine's site-local address
+ * ServiceRegistration.builder(etcd, "greeter").server(server).build();
  * }</pre>
  */
 public final class ServiceRegistrationBuilder {
@@ -48,7 +54,12 @@ public final class ServiceRegistrationBuilder {
   @Nullable private final SharedLease sharedLease;
   // Read by RegistrationStateMachine when built.
   final String service;
-  final String address;
+  @Nullable String address; // known when build() returns
+  @Nullable private AddressFrom addressFrom;
+  private int port;
+  @Nullable private Server server;
+  @Nullable private String hostVariable;
+  private AdvertisedAddress addressRule = AdvertisedAddress.fromEnvironment();
   int weight = Validation.DEFAULT_WEIGHT;
   long ttlSeconds = RegistrationDefaults.TTL_SECONDS;
   private boolean ttlSet;
@@ -81,17 +92,99 @@ public final class ServiceRegistrationBuilder {
       @Nullable Client client,
       @Nullable SharedLease sharedLease,
       String service,
-      String address) {
+      @Nullable String address) {
     this.etcd = etcd;
     this.client = client;
     this.sharedLease = sharedLease;
     this.service = Validation.checkServiceName(service);
-    this.address = Validation.checkAddress(address);
+    if (address != null) {
+      address(address);
+    }
   }
 
   /** The project's rule for builders: a setting given twice is a mistake, refused at once. */
   private void once(String setting) {
     checkState(given.add(setting), "%s already set", setting);
+  }
+
+  /**
+   * The {@code host:port} (or {@code [ipv6]:port}) to register, as clients reach it; given to
+   * the three-argument {@code builder(...)} already.
+   */
+  public ServiceRegistrationBuilder address(String address) {
+    addressGivenBy(AddressFrom.ADDRESS);
+    this.address = Validation.checkAddress(address);
+    return this;
+  }
+
+  /**
+   * Registers {@code port} with the host {@link AdvertisedAddress} finds: {@code
+   * $STEELYARD_ADVERTISE_HOST} (see {@link #hostVariable}), else this machine's first site-local
+   * address. For a server that listens on {@code port} on every address.
+   */
+  public ServiceRegistrationBuilder port(int port) {
+    checkArgument(port >= 1 && port <= 65535, "port: %s (expected: 1..65535)", port);
+    addressGivenBy(AddressFrom.PORT);
+    this.port = port;
+    return this;
+  }
+
+  /**
+   * Registers the port {@code server} listens on, with the host {@link AdvertisedAddress} finds
+   * (the bound address when the server is bound to one). The server must be started before
+   * {@link #build()}; for one that is not, give {@link #port}.
+   */
+  public ServiceRegistrationBuilder server(Server server) {
+    addressGivenBy(AddressFrom.SERVER);
+    this.server = requireNonNull(server, "server");
+    return this;
+  }
+
+  /**
+   * The environment variable whose value is the host for {@link #port} and {@link #server};
+   * default {@value AdvertisedAddress#DEFAULT_HOST_VARIABLE}. E.g. {@code "POD_IP"}.
+   */
+  public ServiceRegistrationBuilder hostVariable(String variable) {
+    once("hostVariable");
+    addressRule.withHostVariable(variable); // checks the name now
+    this.hostVariable = variable;
+    return this;
+  }
+
+  /** Replaces the environment and interfaces the host is found in: a test's. */
+  @VisibleForTesting
+  ServiceRegistrationBuilder addressRule(AdvertisedAddress rule) {
+    this.addressRule = requireNonNull(rule, "rule");
+    return this;
+  }
+
+  /** The setting that named the address: one of them, once. */
+  private enum AddressFrom {
+    ADDRESS, PORT, SERVER;
+
+    @Override
+    public String toString() {
+      return name().toLowerCase(Locale.ROOT) + "(...)";
+    }
+  }
+
+  private void addressGivenBy(AddressFrom from) {
+    checkState(addressFrom == null, "address already set (by %s)", addressFrom);
+    addressFrom = from;
+  }
+
+  private String resolveAddress() {
+    checkArgument(
+        addressFrom != null, "address: none (expected: one of address(...), port(...) or server(...))");
+    checkArgument(
+        hostVariable == null || addressFrom != AddressFrom.ADDRESS,
+        "hostVariable: %s (expected: unset with an explicit address)", hostVariable);
+    AdvertisedAddress rule = hostVariable == null ? addressRule : addressRule.withHostVariable(hostVariable);
+    return switch (addressFrom) {
+      case PORT -> rule.of(port);
+      case SERVER -> rule.of(requireNonNull(server));
+      case ADDRESS -> requireNonNull(address);
+    };
   }
 
   /** The weight, {@code 0..1000000}; default {@value Validation#DEFAULT_WEIGHT}. */
@@ -290,6 +383,7 @@ public final class ServiceRegistrationBuilder {
    * @throws IllegalArgumentException naming the offending value
    */
   public ServiceRegistration build() {
+    this.address = resolveAddress();
     // Validates metadata and that the format can carry weight and metadata.
     ValueCodec.encode(new ServiceInstance(service, address, weight, metadata), effectiveFormat());
     layout.instanceKey(service, address);

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.ValueFormat;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -181,5 +182,41 @@ class ServiceRegistrationBuilderTest {
     assertThat(reg.state()).isEqualTo(RegistrationState.CLOSED);
     assertThat(reg.registered()).isCompletedExceptionally();
     assertThatThrownBy(reg::start).isInstanceOf(IllegalStateException.class);
+  }
+
+  @Test
+  void theAddressIsNamedOnceByAddressPortOrServer() {
+    assertThatThrownBy(() -> builder().port(50051))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessage("address already set (by address(...))");
+    assertThatThrownBy(() -> ServiceRegistration.builder(ETCD, "greeter").port(50051).address("10.0.0.7:1"))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessage("address already set (by port(...))");
+    assertThatThrownBy(() -> ServiceRegistration.builder(ETCD, "greeter").build())
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("address: none (expected: one of address(...), port(...) or server(...))");
+  }
+
+  @Test
+  void aPortIsRegisteredWithTheHostFromTheNamedVariable() {
+    AdvertisedAddress rule = AdvertisedAddress.of(Map.of("POD_IP", "10.9.8.7")::get, List::of);
+    ServiceRegistration reg =
+        ServiceRegistration.builder(ETCD, "greeter").addressRule(rule).hostVariable("POD_IP").port(8080).build();
+    try {
+      assertThat(reg.address()).isEqualTo("10.9.8.7:8080");
+      assertThat(reg.key()).isEqualTo("/services/greeter/10.9.8.7:8080");
+    } finally {
+      reg.close();
+    }
+  }
+
+  @Test
+  void aHostVariableWithAnExplicitAddressIsRefused() {
+    assertThatThrownBy(() -> builder().hostVariable("POD_IP").build())
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("hostVariable: POD_IP (expected: unset with an explicit address)");
+    assertThatThrownBy(() -> ServiceRegistration.builder(ETCD, "greeter").port(0))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("port: 0 (expected: 1..65535)");
   }
 }
