@@ -5,6 +5,7 @@ import static java.util.Objects.requireNonNull;
 import io.etcd.jetcd.Client;
 import io.grpc.Server;
 import io.grpc.protobuf.services.HealthStatusManager;
+import io.steelyard.agent.AdvertisedAddress;
 import io.steelyard.agent.RegistrationHealth;
 import io.steelyard.agent.RegistrationState;
 import io.steelyard.agent.ServiceRegistration;
@@ -12,7 +13,6 @@ import io.steelyard.agent.ShutdownSequence;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.KeyLayout;
 import io.steelyard.registry.RegistryException;
-import io.steelyard.registry.Validation;
 import io.steelyard.registry.admin.InstanceStore;
 import io.steelyard.registry.admin.InstanceWrite;
 import io.steelyard.registry.admin.RegisteredInstance;
@@ -191,17 +191,19 @@ public final class GrpcServerRegistration
         + " is not registered: " + reason);
   }
 
+  /** The explicit address, else the explicit host, else the agent's rule (AdvertisedAddress). */
   private String address(InetSocketAddress listen) {
     if (settings.address() != null) {
       return settings.address();
     }
-    String host = settings.host() != null ? settings.host() : HostDetector.host(listen.getAddress());
-    String address = HostDetector.withPort(host, listen.getPort());
+    if (settings.host() != null) {
+      return AdvertisedAddress.hostAndPort(settings.host(), listen.getPort()); // checked at startup
+    }
     try {
-      return Validation.checkAddress(address);
+      return AdvertisedAddress.fromEnvironment().withHostVariable(settings.hostVariable()).of(listen);
     } catch (IllegalArgumentException e) {
       throw new InvalidSteelyardPropertyException(
-          SteelyardProperties.PREFIX + ".registration.host", e);
+          SteelyardProperties.PREFIX + ".registration.host-variable", e);
     }
   }
 

@@ -1,7 +1,8 @@
 package io.steelyard.spring;
 
-import io.steelyard.agent.ShutdownSequence;
+import io.steelyard.agent.AdvertisedAddress;
 import io.steelyard.agent.ServiceRegistration;
+import io.steelyard.agent.ShutdownSequence;
 import io.steelyard.discovery.ServiceWatcher;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.KeyLayout;
@@ -179,10 +180,17 @@ public class SteelyardProperties {
     @Nullable private String address;
 
     /**
-     * Host part of the registered address. Default: the address the gRPC server is bound to, or,
-     * when it listens on all interfaces, this machine's first site-local IPv4 address.
+     * Host part of the registered address. Default: the value of host-variable, else the address
+     * the gRPC server is bound to, or, when it listens on all interfaces, this machine's first
+     * site-local address (the agent's AdvertisedAddress rule).
      */
     @Nullable private String host;
+
+    /**
+     * Environment variable holding the host to register when neither address nor host is set;
+     * in Kubernetes, the pod IP from the downward API.
+     */
+    private String hostVariable = AdvertisedAddress.DEFAULT_HOST_VARIABLE;
 
     /** Weight, 0..1000000; 0 registers drained (connected, no new calls). */
     private int weight = Validation.DEFAULT_WEIGHT;
@@ -245,6 +253,14 @@ public class SteelyardProperties {
 
     public void setHost(@Nullable String host) {
       this.host = host;
+    }
+
+    public String getHostVariable() {
+      return hostVariable;
+    }
+
+    public void setHostVariable(String hostVariable) {
+      this.hostVariable = hostVariable;
     }
 
     public int getWeight() {

@@ -1,5 +1,6 @@
 package io.steelyard.spring;
 
+import io.steelyard.agent.AdvertisedAddress;
 import io.steelyard.agent.ServiceRegistration;
 import io.steelyard.agent.ServiceRegistrationBuilder;
 import io.steelyard.discovery.EtcdNameResolverProvider;
@@ -12,6 +13,7 @@ import io.steelyard.registry.ValueFormat;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
+import java.util.Objects;
 import java.util.function.Supplier;
 import javax.annotation.Nullable;
 
@@ -84,8 +86,10 @@ final class SteelyardSettings {
       check("registration.address", () -> Validation.checkAddress(r.getAddress()));
     }
     if (r.getHost() != null) {
-      check("registration.host", () -> Validation.checkAddress(HostDetector.withPort(r.getHost(), 1)));
+      check("registration.host", () -> AdvertisedAddress.hostAndPort(r.getHost(), 1));
     }
+    check("registration.host-variable", () -> AdvertisedAddress.fromEnvironment().withHostVariable(
+        Objects.requireNonNullElse(r.getHostVariable(), "")));
     ServiceRegistrationBuilder probe = ServiceRegistration.builder(etcd, service, PLACEHOLDER_ADDRESS);
     check("registration.weight", () -> probe.weight(r.getWeight()));
     check("registration.ttl", () -> probe.ttl(r.getTtl()));
@@ -107,7 +111,7 @@ final class SteelyardSettings {
       throw new InvalidSteelyardPropertyException(
           prop("registration.await-on-startup"), awaitOnStartup + " (expected: >= 0, 0 for no wait)");
     }
-    return new RegistrationSettings(service, r.getAddress(), r.getHost(), r.getWeight(), r.getTtl(),
+    return new RegistrationSettings(service, r.getAddress(), r.getHost(), r.getHostVariable(), r.getWeight(), r.getTtl(),
         format, metadata, drainDelay, awaitOnStartup);
   }
 
@@ -116,6 +120,7 @@ final class SteelyardSettings {
       String service,
       @Nullable String address,
       @Nullable String host,
+      String hostVariable,
       int weight,
       Duration ttl,
       ValueFormat format,

@@ -153,6 +153,10 @@ class SteelyardSettingsTest {
     properties.getRegistration().setHost("bad host");
     assertThatThrownBy(() -> SteelyardSettings.registration(properties.getRegistration(), "greeter", etcd))
         .hasMessageStartingWith("steelyard.registration.host: ");
+    properties.getRegistration().setHost(null);
+    properties.getRegistration().setHostVariable("POD=IP");
+    assertThatThrownBy(() -> SteelyardSettings.registration(properties.getRegistration(), "greeter", etcd))
+        .hasMessageStartingWith("steelyard.registration.host-variable: hostVariable: \"POD=IP\"");
   }
 
   @Test
