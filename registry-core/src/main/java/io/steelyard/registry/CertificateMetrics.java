@@ -73,6 +73,10 @@ public final class CertificateMetrics implements MeterBinder, AutoCloseable {
     @GuardedBy("this")
     private final List<TlsFiles> seen = new ArrayList<>();
 
+    /** Files whose not-after is measured already: clients of one CA share its file. */
+    @GuardedBy("this")
+    private final java.util.Set<Path> measured = new java.util.HashSet<>();
+
     @GuardedBy("this")
     private boolean closed;
 
@@ -106,6 +110,9 @@ public final class CertificateMetrics implements MeterBinder, AutoCloseable {
 
     @GuardedBy("this")
     private void notAfter(Path file, TlsFiles files, Function<TlsFiles, Instant> when) {
+      if (!measured.add(file)) {
+        return;
+      }
       meters.add(
           Gauge.builder(NOT_AFTER, files, f -> seconds(when.apply(f)))
               .description("not-after of the certificate in use, seconds since the epoch")
