@@ -7,12 +7,9 @@ import com.google.common.base.Ticker;
 import com.google.common.hash.Hasher;
 import com.google.common.hash.Hashing;
 import java.io.IOException;
-import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.security.Principal;
-import java.security.PrivateKey;
 import java.security.cert.X509Certificate;
 import java.time.Clock;
 import java.time.Duration;
@@ -25,7 +22,6 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
 import javax.annotation.Nullable;
 import javax.annotation.concurrent.GuardedBy;
-import javax.net.ssl.SSLEngine;
 import javax.net.ssl.X509ExtendedKeyManager;
 import javax.net.ssl.X509ExtendedTrustManager;
 import org.slf4j.Logger;
@@ -62,6 +58,12 @@ public final class TlsFiles {
 
   private static final Logger logger = LoggerFactory.getLogger(TlsFiles.class);
 
+  /**
+   * Process-wide, as the files are: every client of the process built for the same paths (the
+   * agent's, the resolver's, a renewed one) must see the same material and count each reload
+   * once, and the meters must find them without each part passing its connection along (as
+   * discovery's shared watch registry). A handful of entries per process, never removed.
+   */
   private static final Map<List<Path>, TlsFiles> SHARED = new ConcurrentHashMap<>();
   private static final List<Consumer<TlsFiles>> LISTENERS = new CopyOnWriteArrayList<>();
 
@@ -70,10 +72,10 @@ public final class TlsFiles {
   @Nullable private final Path keyFile;
   private final Ticker ticker;
   private final Clock clock;
-  private final KeyManager keyManager = new KeyManager();
-  private final TrustManager trustManager = new TrustManager();
+  private final X509ExtendedKeyManager keyManager = new TlsFilesManagers.KeyManager(this);
+  private final X509ExtendedTrustManager trustManager = new TlsFilesManagers.TrustManager(this);
 
-  @Nullable private volatile Loaded loaded;
+  @Nullable private volatile Version loaded;
   @Nullable private volatile String problem;
 
   @GuardedBy("this")
@@ -93,7 +95,7 @@ public final class TlsFiles {
   private long failedReloads;
 
   /** Material with its content hash and a generation that names it as a key alias. */
-  private record Loaded(TlsMaterial material, String hash, long generation) {
+  record Version(TlsMaterial material, String hash, long generation) {
     String alias() {
       return "steelyard-" + generation;
     }
@@ -175,14 +177,14 @@ public final class TlsFiles {
   /** The current client certificate's not-after (null without mutual TLS or material). */
   @Nullable
   public Instant clientNotAfter() {
-    Loaded l = current();
+    Version l = current();
     return l == null ? null : l.material().clientNotAfter();
   }
 
   /** The earliest not-after of the current CA certificates (null before any material). */
   @Nullable
   public Instant caNotAfter() {
-    Loaded l = current();
+    Version l = current();
     return l == null ? null : l.material().caNotAfter();
   }
 
@@ -214,7 +216,7 @@ public final class TlsFiles {
 
   /** Whether the current client certificate is within its validity by the clock. */
   public boolean clientCertificateValidNow() {
-    Loaded l = current();
+    Version l = current();
     if (l == null || l.material().chain() == null) {
       return true;
     }
@@ -223,16 +225,29 @@ public final class TlsFiles {
     return !now.isAfter(leaf.getNotAfter().toInstant()) && !now.isBefore(leaf.getNotBefore().toInstant());
   }
 
+  /** The material in use without looking at the files. */
+  @Nullable
+  Version lastRead() {
+    return loaded;
+  }
+
+  /** Why the files are not usable, or null. */
+  @Nullable
+  String problem() {
+    return problem;
+  }
+
   private String notValidWhy() {
-    Loaded l = requireNonNull(current());
+    Version l = requireNonNull(current());
     X509Certificate leaf = requireNonNull(l.material().chain())[0];
     return clock.instant().isBefore(leaf.getNotBefore().toInstant())
         ? ", not valid before " + leaf.getNotBefore().toInstant()
         : ", expired";
   }
 
+  /** The material in use, after reading the files if it is time to; null if never usable. */
   @Nullable
-  private Loaded current() {
+  Version current() {
     check();
     return loaded;
   }
@@ -263,7 +278,7 @@ public final class TlsFiles {
       return;
     }
     String hash = hash(ca, cert, key);
-    Loaded old = loaded;
+    Version old = loaded;
     if (old != null && old.hash().equals(hash)) {
       lastBadHash = null; // back to what is in use
       problem = null;
@@ -281,7 +296,7 @@ public final class TlsFiles {
     }
     lastBadHash = null;
     problem = null;
-    loaded = new Loaded(material, hash, old == null ? 0 : old.generation() + 1);
+    loaded = new Version(material, hash, old == null ? 0 : old.generation() + 1);
     if (old != null) {
       reloads++;
       logger.info(
@@ -330,140 +345,5 @@ public final class TlsFiles {
   @Override
   public String toString() {
     return certFile == null ? "[ca " + caFile + "]" : "[ca " + caFile + ", cert " + certFile + ", key " + keyFile + "]";
-  }
-
-  /**
-   * Hands out the client certificate and key current at the handshake. The alias names the
-   * generation, so a handshake that chose an alias just before a reload still gets a matching
-   * chain and key (the one generation before is kept for it).
-   */
-  private final class KeyManager extends X509ExtendedKeyManager {
-    /** The material of the last alias handed out, which a handshake may still ask for. */
-    @GuardedBy("this")
-    @Nullable
-    private Loaded previous;
-
-    @Nullable
-    private String alias() {
-      Loaded l = current();
-      if (l == null || l.material().chain() == null) {
-        return null;
-      }
-      synchronized (this) {
-        if (previous == null || previous.generation() != l.generation()) {
-          previous = l;
-        }
-      }
-      return l.alias();
-    }
-
-    @Nullable
-    private TlsMaterial byAlias(String alias) {
-      Loaded l = loaded;
-      if (l != null && l.alias().equals(alias)) {
-        return l.material();
-      }
-      synchronized (this) {
-        return previous != null && previous.alias().equals(alias) ? previous.material() : null;
-      }
-    }
-
-    @Override
-    @Nullable
-    public String chooseEngineClientAlias(String[] keyType, Principal[] issuers, SSLEngine engine) {
-      return alias();
-    }
-
-    @Override
-    @Nullable
-    public String chooseClientAlias(String[] keyType, Principal[] issuers, Socket socket) {
-      return alias();
-    }
-
-    @Override
-    @Nullable
-    public X509Certificate[] getCertificateChain(String alias) {
-      TlsMaterial m = byAlias(alias);
-      return m == null ? null : m.chain();
-    }
-
-    @Override
-    @Nullable
-    public PrivateKey getPrivateKey(String alias) {
-      TlsMaterial m = byAlias(alias);
-      return m == null ? null : m.key();
-    }
-
-    @Override
-    @Nullable
-    public String[] getClientAliases(String keyType, Principal[] issuers) {
-      String a = alias();
-      return a == null ? null : new String[] {a};
-    }
-
-    @Override
-    @Nullable
-    public String[] getServerAliases(String keyType, Principal[] issuers) {
-      return null;
-    }
-
-    @Override
-    @Nullable
-    public String chooseServerAlias(String keyType, Principal[] issuers, Socket socket) {
-      return null;
-    }
-  }
-
-  /** Checks etcd's certificate against the CA certificates current at the handshake. */
-  private final class TrustManager extends X509ExtendedTrustManager {
-    private X509ExtendedTrustManager delegate() throws java.security.cert.CertificateException {
-      Loaded l = current();
-      if (l == null) {
-        throw new java.security.cert.CertificateException("no usable CA certificate: " + problem);
-      }
-      return l.material().trustManager();
-    }
-
-    @Override
-    public void checkServerTrusted(X509Certificate[] chain, String authType, SSLEngine engine)
-        throws java.security.cert.CertificateException {
-      delegate().checkServerTrusted(chain, authType, engine);
-    }
-
-    @Override
-    public void checkServerTrusted(X509Certificate[] chain, String authType, Socket socket)
-        throws java.security.cert.CertificateException {
-      delegate().checkServerTrusted(chain, authType, socket);
-    }
-
-    @Override
-    public void checkServerTrusted(X509Certificate[] chain, String authType)
-        throws java.security.cert.CertificateException {
-      delegate().checkServerTrusted(chain, authType);
-    }
-
-    @Override
-    public void checkClientTrusted(X509Certificate[] chain, String authType, SSLEngine engine)
-        throws java.security.cert.CertificateException {
-      delegate().checkClientTrusted(chain, authType, engine);
-    }
-
-    @Override
-    public void checkClientTrusted(X509Certificate[] chain, String authType, Socket socket)
-        throws java.security.cert.CertificateException {
-      delegate().checkClientTrusted(chain, authType, socket);
-    }
-
-    @Override
-    public void checkClientTrusted(X509Certificate[] chain, String authType)
-        throws java.security.cert.CertificateException {
-      delegate().checkClientTrusted(chain, authType);
-    }
-
-    @Override
-    public X509Certificate[] getAcceptedIssuers() {
-      Loaded l = current();
-      return l == null ? new X509Certificate[0] : l.material().trustManager().getAcceptedIssuers();
-    }
   }
 }
