@@ -76,7 +76,7 @@ class SecurityIT {
   @Test
   void expiredClientCertificate() {
     assertRefused(cli(certs.expiredClientCert(), certs.expiredClientKey(), "operator:operatorpw", "list", "greeter"),
-        "etcd rejected the client certificate");
+        "etcd refused the client certificate " + certs.expiredClientCert() + " (not after ");
   }
 
   @Test

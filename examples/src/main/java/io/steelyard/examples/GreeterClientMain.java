@@ -10,6 +10,7 @@ import io.steelyard.balancer.BalancerMetrics;
 import io.steelyard.balancer.spi.EndpointState;
 import io.steelyard.discovery.DiscoveryMetrics;
 import io.steelyard.discovery.EtcdNameResolverProvider;
+import io.steelyard.registry.CertificateMetrics;
 import io.steelyard.registry.DecodedValue;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.KeyLayout;
@@ -182,6 +183,7 @@ final class GreeterClientMain implements Callable<Integer> {
         endpoint = MetricsEndpoint.start("127.0.0.1", metricsPort);
         meters = endpoint.registry();
         discoveryMetrics.bindTo(meters);
+        new CertificateMetrics().bindTo(meters); // etcd's TLS files, for the process's life
         System.out.println("METRICS url=" + endpoint.url());
         System.out.flush();
       } else {

@@ -9,7 +9,9 @@ import com.google.common.collect.ImmutableList;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.ClientBuilder;
+import io.steelyard.registry.internal.ClientCertificateCheck;
 import io.steelyard.registry.internal.SchemeMismatch;
+import io.steelyard.registry.internal.TlsFiles;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
@@ -193,23 +195,33 @@ public final class EtcdConnection {
             // jetcd retries idempotent calls that fail UNAVAILABLE, and any call whose token
             // expired after logging in again; 100 ms then 200 ms keeps both quick.
             .retryDelay(JETCD_RETRY_DELAY.toMillis())
-            .retryMaxDelay(JETCD_RETRY_MAX_DELAY.toMillis())
-            // Names an http:// URL aimed at a TLS port and the other way round, which gRPC
-            // reports as a closed connection.
-            .interceptor(new SchemeMismatch(endpoints));
+            .retryMaxDelay(JETCD_RETRY_MAX_DELAY.toMillis());
     if (user != null) {
       b.user(ByteSequence.from(user, StandardCharsets.UTF_8));
       b.password(ByteSequence.from(requireNonNull(password), StandardCharsets.UTF_8));
+    }
+    // Names an http:// URL aimed at a TLS port and the other way round, which gRPC reports as a
+    // closed connection.
+    SchemeMismatch schemeMismatch = new SchemeMismatch(endpoints);
+    TlsFiles files = caCert == null ? null : TlsFiles.of(caCert, clientCert, clientKey);
+    if (files != null && clientCert != null) {
+      // Names a client certificate etcd refuses, which gRPC often reports as a closed connection.
+      b.interceptor(schemeMismatch, new ClientCertificateCheck(files));
+    } else {
+      b.interceptor(schemeMismatch);
     }
     if (tls()) {
       try {
         b.sslContext(
             ssl -> {
-              if (caCert != null) {
-                ssl.trustManager(caCert.toFile());
-              }
-              if (clientCert != null) {
-                ssl.keyManager(clientCert.toFile(), requireNonNull(clientKey).toFile());
+              if (files != null) {
+                // Trust and client certificate are the files' contents at each handshake, so
+                // rotated files serve every new connection, reconnects of this client included.
+                files.require();
+                ssl.trustManager(files.trustManager());
+                if (clientCert != null) {
+                  ssl.keyManager(files.keyManager());
+                }
               }
             });
       } catch (javax.net.ssl.SSLException e) {

@@ -61,19 +61,20 @@ class MisconfigurationIT {
   }
 
   @Test
-  void expiredClientCertificate() {
-    assertRefused(
+  void expiredClientCertificateIsNamedWithItsFileAndNotAfter() {
+    RegistryException e = assertRefused(
         EtcdConnection.builder().endpoints(secure.endpoints())
             .tls(certs.caCert(), certs.expiredClientCert(), certs.expiredClientKey()).user("root", "rootpw"),
-        Kind.TLS, "etcd rejected the client certificate");
+        Kind.TLS, "etcd refused the client certificate " + certs.expiredClientCert() + " (not after ");
+    assertThat(e.getMessage()).contains(", expired) (get /services/greeter/)");
   }
 
   @Test
-  void clientCertificateFromAnUnknownCa() {
+  void clientCertificateFromAnUnknownCaIsNamedWithItsFile() {
     assertRefused(
         EtcdConnection.builder().endpoints(secure.endpoints())
             .tls(certs.caCert(), certs.unknownCaClientCert(), certs.unknownCaClientKey()).user("root", "rootpw"),
-        Kind.TLS, "etcd rejected the client certificate");
+        Kind.TLS, "etcd refused the client certificate " + certs.unknownCaClientCert() + " (not after ");
   }
 
   @Test

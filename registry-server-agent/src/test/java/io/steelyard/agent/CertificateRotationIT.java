@@ -19,8 +19,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A client certificate rotated on disk is picked up without a restart: a registration whose
- * certificate etcd rejects (here: expired) is REFUSED (TLS), and once valid files replace the old
- * ones at the same paths, the client it renews reads them and the registration succeeds.
+ * certificate etcd rejects (here: expired) is REFUSED (TLS) with the file named, and once valid
+ * files replace the old ones at the same paths, its next attempt's handshake uses them and the
+ * registration succeeds.
  */
 @Timeout(value = 90, unit = TimeUnit.SECONDS)
 class CertificateRotationIT {
@@ -46,10 +47,11 @@ class CertificateRotationIT {
       r.start();
       await().atMost(Duration.ofSeconds(20)).until(() -> r.state() == RegistrationState.REFUSED);
       assertThat(r.refusal()).get().extracting(RegistryException::kind).isEqualTo(RegistryException.Kind.TLS);
+      assertThat(r.refusal().get().getMessage()).startsWith("etcd refused the client certificate " + cert);
 
       Files.copy(certs.clientCert(), cert, StandardCopyOption.REPLACE_EXISTING);
       Files.copy(certs.clientKey(), key, StandardCopyOption.REPLACE_EXISTING);
-      // A renewal at most every 10 s (RenewableClient), then the next slow retry.
+      // The next attempt after a refusal waits the backoff's cap (1 s here).
       await().atMost(Duration.ofSeconds(40)).until(() -> r.state() == RegistrationState.REGISTERED);
     }
   }

@@ -4,7 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.grpc.Channel;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.steelyard.agent.RegistrationState;
+import io.steelyard.registry.CertificateMetrics;
 import io.steelyard.registry.RegistryException;
 import io.steelyard.spring.actuate.SteelyardHealthIndicator;
 import io.steelyard.testkit.EtcdAuthAdmin;
@@ -84,6 +86,18 @@ class SecureEtcdIT {
       assertThat(health.health().getStatus()).isEqualTo(Status.UP);
       Channel channel = app.getBean(GrpcChannelFactory.class).createChannel("who");
       assertThat(WhoService.call(channel)).as("resolved over mutual TLS as user app").isEqualTo("secure");
+      assertThat(app.getBean(MeterRegistry.class).get(CertificateMetrics.NOT_AFTER)
+              .tag("file", certs.clientCert().toString()).gauge().value())
+          .as("the client certificate's not-after, in seconds")
+          .isEqualTo(notAfterSeconds(certs.clientCert()));
+    }
+  }
+
+  private static double notAfterSeconds(java.nio.file.Path pem) throws Exception {
+    try (java.io.InputStream in = java.nio.file.Files.newInputStream(pem)) {
+      return ((java.security.cert.X509Certificate)
+              java.security.cert.CertificateFactory.getInstance("X.509").generateCertificate(in))
+          .getNotAfter().toInstant().getEpochSecond();
     }
   }
 

@@ -62,9 +62,13 @@ public final class TestCertificates {
   private static final SecureRandom RANDOM = new SecureRandom();
 
   private final Path dir;
+  private final X509Certificate ca;
+  private final KeyPair caKey;
 
-  private TestCertificates(Path dir) {
+  private TestCertificates(Path dir, X509Certificate ca, KeyPair caKey) {
     this.dir = dir;
+    this.ca = ca;
+    this.caKey = caKey;
   }
 
   /**
@@ -130,11 +134,29 @@ public final class TestCertificates {
       write(dir.resolve("other-client.pem"),
           leaf("CN=" + CLIENT_COMMON_NAME, otherClientKey, otherCa, otherCaKey, from, to, false));
       write(dir.resolve("other-client-key.pem"), otherClientKey);
-      return new TestCertificates(dir);
+      return new TestCertificates(dir, ca, caKey);
     } catch (IOException e) {
       throw new UncheckedIOException("cannot write test certificates to " + dir, e);
     } catch (GeneralSecurityException | OperatorCreationException e) {
       throw new IllegalStateException("cannot generate test certificates", e);
+    }
+  }
+
+  /**
+   * Writes a new client certificate signed by {@link #caCert()}, valid from {@code notBefore} to
+   * {@code notAfter} (to the second), and its key, to {@code certFile} and {@code keyFile}: for
+   * tests of certificates that expire and are rotated.
+   */
+  public void issueClientCertificate(Path certFile, Path keyFile, Instant notBefore, Instant notAfter) {
+    try {
+      KeyPair key = newKeyPair();
+      write(certFile,
+          leaf("CN=" + CLIENT_COMMON_NAME, key, ca, caKey, notBefore, notAfter, false));
+      write(keyFile, key);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot write a client certificate to " + certFile, e);
+    } catch (GeneralSecurityException | OperatorCreationException e) {
+      throw new IllegalStateException("cannot generate a client certificate", e);
     }
   }
 

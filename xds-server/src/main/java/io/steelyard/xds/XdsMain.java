@@ -129,6 +129,7 @@ public final class XdsMain implements Callable<Integer> {
     new io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics().bindTo(meters);
     new io.micrometer.core.instrument.binder.jvm.JvmGcMetrics().bindTo(meters);
     new io.micrometer.core.instrument.binder.system.ProcessorMetrics().bindTo(meters);
+    new io.steelyard.registry.CertificateMetrics().bindTo(meters); // etcd's TLS files
     XdsServer.Builder builder =
         XdsServer.builder(connection).layout(KeyLayout.of(prefix)).host(host).port(port).meterRegistry(meters);
     Set<String> selected = parseServices(services);

@@ -35,7 +35,8 @@ import javax.net.ssl.SSLHandshakeException;
  * <table>
  *   <caption>Classification</caption>
  *   <tr><th>what jetcd delivers</th><th>kind</th></tr>
- *   <tr><td>an {@link SSLException} (not a handshake timeout), netty's {@link
+ *   <tr><td>an {@link SSLException} (not a handshake timeout; {@link ClientCertificateCheck}
+ *       adds one when etcd refused the client certificate), netty's {@link
  *       NotSslRecordException} or a {@link CertificateException} anywhere in the cause chain</td>
  *       <td>{@link Kind#TLS}</td></tr>
  *   <tr><td>our own {@link TimeoutException}; UNAVAILABLE, DEADLINE_EXCEEDED (connection refused,
@@ -196,6 +197,12 @@ public final class EtcdErrors {
     if (kind == Kind.UNAUTHENTICATED && ETCD_USER_EMPTY.equals(descriptionOf(firstWithCode(c)))) {
       problem = "authentication failed: etcd requires a user and password";
     }
+    if (tlsFailure(c) instanceof ClientCertificateCheck.RefusedException refused) {
+      // The refusal names the file and its dates; the detail is what gRPC saw of it.
+      Throwable seen = refused.getCause() != null ? refused.getCause() : firstWithCode(c);
+      return refused.getMessage() + " (" + what + ")"
+          + (seen != null ? ": " + statusDetail(seen) : "");
+    }
     if (tlsFailure(c) instanceof SchemeMismatch.MismatchException) {
       return "etcd refused " + what + ": " + problem; // the problem is the whole story
     }
@@ -208,7 +215,8 @@ public final class EtcdErrors {
    */
   static String tlsProblem(Throwable tls) {
     for (Throwable t = tls; t != null; t = next(t)) {
-      if (t instanceof SchemeMismatch.MismatchException) {
+      if (t instanceof SchemeMismatch.MismatchException
+          || t instanceof ClientCertificateCheck.RefusedException) {
         return "TLS: " + t.getMessage();
       }
       if (t instanceof CertPathBuilderException || t instanceof CertPathValidatorException) {
@@ -254,6 +262,11 @@ public final class EtcdErrors {
     if (tls != null) {
       return oneLine(tls.getClass().getSimpleName() + ": " + tls.getMessage());
     }
+    return statusDetail(c);
+  }
+
+  /** The status code with the first description down the chain, else the exception itself. */
+  private static String statusDetail(Throwable c) {
     Throwable carrier = firstWithCode(c);
     if (carrier == null) {
       return oneLine(c.getClass().getSimpleName()

@@ -24,8 +24,9 @@ import io.steelyard.registry.RegistryException.Kind;
  *       gRPC channel's own reconnect backoff, which grows towards two minutes</td></tr>
  *   <tr><td>{@link Failure#REFUSED}</td><td>the longest delay (the cap, jittered): neither a quick
  *       retry nor a new client fixes a refusal, an operator must act</td>
- *       <td>only for a TLS refusal: a new client reads the certificate files again, so rotated
- *       files are picked up without a restart</td></tr>
+ *       <td>only for a TLS refusal: every handshake uses the certificate files as they are then
+ *       ({@link TlsFiles}), and a new client dials at once instead of after the old channel's
+ *       reconnect backoff, so rotated files are tried without delay</td></tr>
  *   <tr><td>{@link Failure#COMPACTED}, {@link Failure#LEASE_GONE}, {@link Failure#CONFLICT}</td>
  *       <td>the backoff's step, as for an outage</td><td>as for an outage</td></tr>
  * </table>

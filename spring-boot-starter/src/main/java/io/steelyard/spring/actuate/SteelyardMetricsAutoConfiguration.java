@@ -2,6 +2,7 @@ package io.steelyard.spring.actuate;
 
 import io.micrometer.core.instrument.binder.MeterBinder;
 import io.steelyard.discovery.DiscoveryMetrics;
+import io.steelyard.registry.CertificateMetrics;
 import io.steelyard.spring.GrpcServerRegistration;
 import io.steelyard.spring.SteelyardRegistrationAutoConfiguration;
 import org.springframework.beans.factory.ObjectProvider;
@@ -13,7 +14,8 @@ import org.springframework.context.annotation.Bean;
 /**
  * steelyard's meters when Micrometer is on the classpath: the discovery client's own {@link
  * DiscoveryMetrics} (unless the application declares one: one binder, one definition of each
- * meter) and {@link SteelyardMeterBinder} for the registration and the rest.
+ * meter), {@link CertificateMetrics} for the etcd connection's TLS files, and {@link
+ * SteelyardMeterBinder} for the registration and the rest.
  */
 @AutoConfiguration(after = SteelyardRegistrationAutoConfiguration.class)
 @ConditionalOnClass(MeterBinder.class)
@@ -30,5 +32,12 @@ public final class SteelyardMetricsAutoConfiguration {
   @ConditionalOnMissingBean
   DiscoveryMetrics steelyardDiscoveryMetrics() {
     return new DiscoveryMetrics();
+  }
+
+  /** Closed with the context (it is {@link AutoCloseable}): its meters go with it. */
+  @Bean
+  @ConditionalOnMissingBean
+  CertificateMetrics steelyardCertificateMetrics() {
+    return new CertificateMetrics();
   }
 }

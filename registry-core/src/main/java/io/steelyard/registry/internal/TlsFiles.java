@@ -1,0 +1,349 @@
+package io.steelyard.registry.internal;
+
+import static java.util.Objects.requireNonNull;
+
+import com.google.common.annotations.VisibleForTesting;
+import com.google.common.base.Ticker;
+import com.google.common.hash.Hasher;
+import com.google.common.hash.Hashing;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.security.cert.X509Certificate;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Consumer;
+import javax.annotation.Nullable;
+import javax.annotation.concurrent.GuardedBy;
+import javax.net.ssl.X509ExtendedKeyManager;
+import javax.net.ssl.X509ExtendedTrustManager;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The CA, client certificate and key files of a TLS connection to etcd, read again whenever they
+ * change: every new connection (each TLS handshake) uses what the files hold at that moment.
+ *
+ * <p><b>How a change is seen.</b> Whenever the material is asked for (a handshake, a failed call
+ * being named, a meter being read) and the last look is at least {@link #RECHECK} old by the
+ * injected {@link Ticker}, the three files are read and their contents hashed; a different hash
+ * is a change. Reading contents rather than watching the directory catches what a {@code
+ * WatchService} misses: Kubernetes updates a secret volume by pointing the {@code ..data}
+ * symlink at a new directory in one rename, and the file paths, themselves symlinks through
+ * {@code ..data}, never change.
+ *
+ * <p><b>Half-written files.</b> Changed files are used only if they are consistent ({@link
+ * TlsMaterial#parse}: every PEM parses, the key is the certificate's). Otherwise the last good
+ * material stays, the reason is logged once per content (at WARN), counted in {@link
+ * #failedReloads()}, and the files are looked at again on the next check, so a writer that
+ * finishes the pair a moment later is picked up.
+ *
+ * <p><b>One per set of files.</b> {@link #of} hands out one instance per (CA, cert, key) paths
+ * per process, so that every client built for them, and the meters, share one view; {@link
+ * #all()} lists them for {@code CertificateMetrics}.
+ *
+ * <p>Thread-safe: the current material is a volatile read; a check runs under the lock.
+ */
+public final class TlsFiles {
+
+  /** How old the last look at the files may be before they are read again. */
+  static final Duration RECHECK = Duration.ofSeconds(1);
+
+  private static final Logger logger = LoggerFactory.getLogger(TlsFiles.class);
+
+  /**
+   * Process-wide, as the files are: every client of the process built for the same paths (the
+   * agent's, the resolver's, a renewed one) must see the same material and count each reload
+   * once, and the meters must find them without each part passing its connection along (as
+   * discovery's shared watch registry). A handful of entries per process, never removed.
+   */
+  private static final Map<List<Path>, TlsFiles> SHARED = new ConcurrentHashMap<>();
+  private static final List<Consumer<TlsFiles>> LISTENERS = new CopyOnWriteArrayList<>();
+
+  private final Path caFile;
+  @Nullable private final Path certFile;
+  @Nullable private final Path keyFile;
+  private final Ticker ticker;
+  private final Clock clock;
+  private final X509ExtendedKeyManager keyManager = new TlsFilesManagers.KeyManager(this);
+  private final X509ExtendedTrustManager trustManager = new TlsFilesManagers.TrustManager(this);
+
+  @Nullable private volatile Version loaded;
+  @Nullable private volatile String problem;
+
+  @GuardedBy("this")
+  private boolean checked;
+
+  @GuardedBy("this")
+  private long checkedAtNanos;
+
+  @GuardedBy("this")
+  @Nullable
+  private String lastBadHash;
+
+  @GuardedBy("this")
+  private long reloads;
+
+  @GuardedBy("this")
+  private long failedReloads;
+
+  /** Material with its content hash and a generation that names it as a key alias. */
+  record Version(TlsMaterial material, String hash, long generation) {
+    String alias() {
+      return "steelyard-" + generation;
+    }
+  }
+
+  @VisibleForTesting
+  TlsFiles(Path caFile, @Nullable Path certFile, @Nullable Path keyFile, Ticker ticker, Clock clock) {
+    this.caFile = requireNonNull(caFile, "caFile");
+    this.certFile = certFile;
+    this.keyFile = keyFile;
+    this.ticker = requireNonNull(ticker, "ticker");
+    this.clock = requireNonNull(clock, "clock");
+  }
+
+  /** The process's one instance for these files (client cert and key both or neither). */
+  public static TlsFiles of(Path caFile, @Nullable Path certFile, @Nullable Path keyFile) {
+    List<Path> key = java.util.Arrays.asList(caFile, certFile, keyFile);
+    boolean[] created = {false};
+    TlsFiles files =
+        SHARED.computeIfAbsent(
+            key,
+            k -> {
+              created[0] = true;
+              return new TlsFiles(caFile, certFile, keyFile, Ticker.systemTicker(), Clock.systemUTC());
+            });
+    if (created[0]) {
+      LISTENERS.forEach(l -> l.accept(files));
+    }
+    return files;
+  }
+
+  /** Every instance {@link #of} has handed out in this process. */
+  public static List<TlsFiles> all() {
+    return List.copyOf(SHARED.values());
+  }
+
+  /** Calls {@code listener} with each instance {@link #of} creates from now on. */
+  public static void onCreated(Consumer<TlsFiles> listener) {
+    LISTENERS.add(requireNonNull(listener, "listener"));
+  }
+
+  /** Stops calling {@code listener}. */
+  public static void removeListener(Consumer<TlsFiles> listener) {
+    LISTENERS.remove(listener);
+  }
+
+  public Path caFile() {
+    return caFile;
+  }
+
+  @Nullable
+  public Path certFile() {
+    return certFile;
+  }
+
+  /**
+   * Makes sure usable material has been read (reading the files if it is time to).
+   *
+   * @throws IllegalArgumentException naming the file at fault when the files have never been
+   *     usable
+   */
+  public void require() {
+    check();
+    if (loaded == null) {
+      throw new IllegalArgumentException("tls: " + problem);
+    }
+  }
+
+  /** Serves the current client certificate and key to every handshake. */
+  public X509ExtendedKeyManager keyManager() {
+    return keyManager;
+  }
+
+  /** Trusts the current CA certificates in every handshake. */
+  public X509ExtendedTrustManager trustManager() {
+    return trustManager;
+  }
+
+  /** The current client certificate's not-after (null without mutual TLS or material). */
+  @Nullable
+  public Instant clientNotAfter() {
+    Version l = current();
+    return l == null ? null : l.material().clientNotAfter();
+  }
+
+  /** The earliest not-after of the current CA certificates (null before any material). */
+  @Nullable
+  public Instant caNotAfter() {
+    Version l = current();
+    return l == null ? null : l.material().caNotAfter();
+  }
+
+  /** How often changed, usable files replaced the material. */
+  public synchronized long reloads() {
+    check();
+    return reloads;
+  }
+
+  /** How many distinct contents of the files were not usable and were ignored. */
+  public synchronized long failedReloads() {
+    check();
+    return failedReloads;
+  }
+
+  /**
+   * Names the client certificate for an error message, e.g. {@code /etc/steelyard/client.pem (not
+   * after 2026-12-02T01:30:00Z, expired)}; null without mutual TLS.
+   */
+  @Nullable
+  public String describeClientCertificate() {
+    Instant notAfter = clientNotAfter();
+    if (notAfter == null) {
+      return null;
+    }
+    String state = clientCertificateValidNow() ? "" : notValidWhy();
+    return certFile + " (not after " + notAfter + state + ")";
+  }
+
+  /** Whether the current client certificate is within its validity by the clock. */
+  public boolean clientCertificateValidNow() {
+    Version l = current();
+    if (l == null || l.material().chain() == null) {
+      return true;
+    }
+    X509Certificate leaf = l.material().chain()[0];
+    Instant now = clock.instant();
+    return !now.isAfter(leaf.getNotAfter().toInstant()) && !now.isBefore(leaf.getNotBefore().toInstant());
+  }
+
+  /** The material in use without looking at the files. */
+  @Nullable
+  Version lastRead() {
+    return loaded;
+  }
+
+  /** Why the files are not usable, or null. */
+  @Nullable
+  String problem() {
+    return problem;
+  }
+
+  private String notValidWhy() {
+    Version l = requireNonNull(current());
+    X509Certificate leaf = requireNonNull(l.material().chain())[0];
+    return clock.instant().isBefore(leaf.getNotBefore().toInstant())
+        ? ", not valid before " + leaf.getNotBefore().toInstant()
+        : ", expired";
+  }
+
+  /** The material in use, after reading the files if it is time to; null if never usable. */
+  @Nullable
+  Version current() {
+    check();
+    return loaded;
+  }
+
+  /** Reads the files again if the last look is {@link #RECHECK} old (or there was none). */
+  @VisibleForTesting
+  synchronized void check() {
+    long now = ticker.read();
+    if (checked && now - checkedAtNanos < RECHECK.toNanos()) {
+      return;
+    }
+    checked = true;
+    checkedAtNanos = now;
+    byte[] ca;
+    byte[] cert = null;
+    byte[] key = null;
+    try {
+      ca = Files.readAllBytes(caFile);
+      if (certFile != null) {
+        cert = Files.readAllBytes(certFile);
+        key = Files.readAllBytes(requireNonNull(keyFile));
+      }
+    } catch (NoSuchFileException e) {
+      rejected("missing", e.getFile() + " does not exist");
+      return;
+    } catch (IOException e) {
+      rejected("unreadable", "cannot read the TLS files (" + e + ")");
+      return;
+    }
+    String hash = hash(ca, cert, key);
+    Version old = loaded;
+    if (old != null && old.hash().equals(hash)) {
+      lastBadHash = null; // back to what is in use
+      problem = null;
+      return;
+    }
+    if (hash.equals(lastBadHash)) {
+      return;
+    }
+    TlsMaterial material;
+    try {
+      material = TlsMaterial.parse(caFile, ca, certFile, cert, keyFile, key);
+    } catch (TlsMaterial.UnusableException e) {
+      rejected(hash, e.getMessage());
+      return;
+    }
+    lastBadHash = null;
+    problem = null;
+    loaded = new Version(material, hash, old == null ? 0 : old.generation() + 1);
+    if (old != null) {
+      reloads++;
+      logger.info(
+          "Using the changed TLS files {} for new connections to etcd (client certificate not after {})",
+          this, material.clientNotAfter());
+    }
+  }
+
+  @GuardedBy("this")
+  private void rejected(String hash, String why) {
+    if (hash.equals(lastBadHash)) {
+      return;
+    }
+    lastBadHash = hash;
+    problem = why;
+    failedReloads++;
+    if (loaded != null) {
+      logger.warn("Ignoring the changed TLS files for now, keeping the last good ones: {}", why);
+    }
+  }
+
+  private static String hash(byte[] ca, @Nullable byte[] cert, @Nullable byte[] key) {
+    Hasher h = Hashing.sha256().newHasher();
+    for (byte[] b : new byte[][] {ca, cert, key}) {
+      h.putInt(b == null ? -1 : b.length);
+      if (b != null) {
+        h.putBytes(b);
+      }
+    }
+    return h.hash().toString();
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof TlsFiles f
+        && f.caFile.equals(caFile)
+        && Objects.equals(f.certFile, certFile)
+        && Objects.equals(f.keyFile, keyFile);
+  }
+
+  @Override
+  public int hashCode() {
+    return Objects.hash(caFile, certFile, keyFile);
+  }
+
+  @Override
+  public String toString() {
+    return certFile == null ? "[ca " + caFile + "]" : "[ca " + caFile + ", cert " + certFile + ", key " + keyFile + "]";
+  }
+}

@@ -1,0 +1,168 @@
+package io.steelyard.registry.internal;
+
+import java.net.Socket;
+import java.security.Principal;
+import java.security.PrivateKey;
+import java.security.cert.CertificateException;
+import java.security.cert.X509Certificate;
+import javax.annotation.Nullable;
+import javax.annotation.concurrent.GuardedBy;
+import javax.net.ssl.SSLEngine;
+import javax.net.ssl.X509ExtendedKeyManager;
+import javax.net.ssl.X509ExtendedTrustManager;
+
+/**
+ * The JSSE side of {@link TlsFiles}: a key manager and a trust manager that serve each TLS
+ * handshake from the files' material current at that moment. Thread-safe.
+ */
+final class TlsFilesManagers {
+
+  private TlsFilesManagers() {}
+
+  /**
+   * Hands out the client certificate and key current at the handshake. The alias names the
+   * generation, so a handshake that chose an alias just before a reload still gets a matching
+   * chain and key (the one generation before is kept for it).
+   */
+  static final class KeyManager extends X509ExtendedKeyManager {
+    private final TlsFiles files;
+
+    KeyManager(TlsFiles files) {
+      this.files = files;
+    }
+
+    /** The material of the last alias handed out, which a handshake may still ask for. */
+    @GuardedBy("this")
+    @Nullable
+    private TlsFiles.Version previous;
+
+    @Nullable
+    private String alias() {
+      TlsFiles.Version l = files.current();
+      if (l == null || l.material().chain() == null) {
+        return null;
+      }
+      synchronized (this) {
+        if (previous == null || previous.generation() != l.generation()) {
+          previous = l;
+        }
+      }
+      return l.alias();
+    }
+
+    @Nullable
+    private TlsMaterial byAlias(String alias) {
+      TlsFiles.Version l = files.lastRead();
+      if (l != null && l.alias().equals(alias)) {
+        return l.material();
+      }
+      synchronized (this) {
+        return previous != null && previous.alias().equals(alias) ? previous.material() : null;
+      }
+    }
+
+    @Override
+    @Nullable
+    public String chooseEngineClientAlias(String[] keyType, Principal[] issuers, SSLEngine engine) {
+      return alias();
+    }
+
+    @Override
+    @Nullable
+    public String chooseClientAlias(String[] keyType, Principal[] issuers, Socket socket) {
+      return alias();
+    }
+
+    @Override
+    @Nullable
+    public X509Certificate[] getCertificateChain(String alias) {
+      TlsMaterial m = byAlias(alias);
+      return m == null ? null : m.chain();
+    }
+
+    @Override
+    @Nullable
+    public PrivateKey getPrivateKey(String alias) {
+      TlsMaterial m = byAlias(alias);
+      return m == null ? null : m.key();
+    }
+
+    @Override
+    @Nullable
+    public String[] getClientAliases(String keyType, Principal[] issuers) {
+      String a = alias();
+      return a == null ? null : new String[] {a};
+    }
+
+    @Override
+    @Nullable
+    public String[] getServerAliases(String keyType, Principal[] issuers) {
+      return null;
+    }
+
+    @Override
+    @Nullable
+    public String chooseServerAlias(String keyType, Principal[] issuers, Socket socket) {
+      return null;
+    }
+  }
+
+  /** Checks etcd's certificate against the CA certificates current at the handshake. */
+  static final class TrustManager extends X509ExtendedTrustManager {
+    private final TlsFiles files;
+
+    TrustManager(TlsFiles files) {
+      this.files = files;
+    }
+
+    private X509ExtendedTrustManager delegate() throws CertificateException {
+      TlsFiles.Version l = files.current();
+      if (l == null) {
+        throw new CertificateException("no usable CA certificate: " + files.problem());
+      }
+      return l.material().trustManager();
+    }
+
+    @Override
+    public void checkServerTrusted(X509Certificate[] chain, String authType, SSLEngine engine)
+        throws CertificateException {
+      delegate().checkServerTrusted(chain, authType, engine);
+    }
+
+    @Override
+    public void checkServerTrusted(X509Certificate[] chain, String authType, Socket socket)
+        throws CertificateException {
+      delegate().checkServerTrusted(chain, authType, socket);
+    }
+
+    @Override
+    public void checkServerTrusted(X509Certificate[] chain, String authType)
+        throws CertificateException {
+      delegate().checkServerTrusted(chain, authType);
+    }
+
+    @Override
+    public void checkClientTrusted(X509Certificate[] chain, String authType, SSLEngine engine)
+        throws CertificateException {
+      delegate().checkClientTrusted(chain, authType, engine);
+    }
+
+    @Override
+    public void checkClientTrusted(X509Certificate[] chain, String authType, Socket socket)
+        throws CertificateException {
+      delegate().checkClientTrusted(chain, authType, socket);
+    }
+
+    @Override
+    public void checkClientTrusted(X509Certificate[] chain, String authType)
+        throws CertificateException {
+      delegate().checkClientTrusted(chain, authType);
+    }
+
+    @Override
+    public X509Certificate[] getAcceptedIssuers() {
+      TlsFiles.Version l = files.current();
+      return l == null ? new X509Certificate[0] : l.material().trustManager().getAcceptedIssuers();
+    }
+  }
+}
