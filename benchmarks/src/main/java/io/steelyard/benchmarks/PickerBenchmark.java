@@ -30,6 +30,14 @@ import org.openjdk.jmh.annotations.Warmup;
  * Cost of one pick. Every policy's picker is obtained the way a channel gets it: from its
  * provider, driven by {@link BenchHelper} until every endpoint is READY.
  *
+ * <p><b>Readiness</b> is read from connectivity state, never from picks: {@link
+ * BenchHelper#readyPicker} moves every subchannel the balancer created to READY, requires the
+ * balancer's last published state to be READY, and measures the picker published with it. No
+ * pick is made before the measurement, so no policy can stall the setup: a check that picked
+ * until every endpoint had been returned would never end for {@code weighted_least_request},
+ * whose picks with no call outstanding go to the heavier of two candidates, so the lightest
+ * endpoints of a skewed set are rarely or never picked.
+ *
  * <ul>
  *   <li>{@code round_robin}: {@code LoadBalancerRegistry.getProvider("round_robin")}; with
  *       grpc-services on the classpath (as here, and in any app that uses health checking) this

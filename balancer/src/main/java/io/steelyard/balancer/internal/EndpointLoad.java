@@ -20,11 +20,14 @@ import javax.annotation.concurrent.ThreadSafe;
  * pick; the {@link #tracerFactory()} installed on every call through this endpoint writes it.
  *
  * <p><b>What a pick reads</b>: {@link #outstanding()} (one {@link AtomicInteger} per endpoint:
- * threads share it only when they call the same endpoint), {@link #latencyNanos()} and {@link
- * #penalty()}, two volatile doubles. {@code penalty = utilizationFactor / max(s, 0.1)^p}: {@code
- * s} is the success ratio, {@code p} the configured {@code errorPenalty}, and {@code
+ * threads share it only when they call the same endpoint), {@link #latencyNanos()}, {@link
+ * #penalty()} and {@link #errorCost()}, three volatile doubles. {@code penalty =
  * utilizationFactor = 1 / (1 - min(u, 0.95))} for a reported utilization {@code u} (1 without
- * reports): the M/M/1 stretch of response time at utilization {@code u}, capped at 20.
+ * reports): the M/M/1 stretch of response time at utilization {@code u}, capped at 20. {@code
+ * errorCost = errorPenalty × (1 - s)}, {@code s} being the success ratio: added to the score,
+ * whose unit is the endpoint's capacity, so a server failing half its calls (with the default
+ * {@code errorPenalty}) counts as if its queue held one and a half capacities more than it does,
+ * whatever its size.
  *
  * <p><b>Averages</b>, both with time constant {@code decay} (default 1 s), so that they weigh the
  * last {@code decay} of traffic whatever the call rate: each sample moves the average by {@code
@@ -50,9 +53,6 @@ import javax.annotation.concurrent.ThreadSafe;
 @ThreadSafe
 final class EndpointLoad {
 
-  /** Floor of the success ratio: caps the error penalty at 100 with the default exponent 2. */
-  static final double MIN_SUCCESS_RATIO = 0.1;
-
   /** Ceiling of a reported utilization in the factor: caps it at 20. */
   static final double MAX_UTILIZATION = 0.95;
 
@@ -63,6 +63,7 @@ final class EndpointLoad {
 
   private volatile double latencyNanos;
   private volatile double penalty = 1.0;
+  private volatile double errorCost;
 
   // Guarded by this.
   private long decayNanos;
@@ -109,9 +110,17 @@ final class EndpointLoad {
     return latencyNanos;
   }
 
-  /** The score's multiplier for errors and reported utilization; 1 for a healthy, idle server. */
+  /** The score's multiplier for reported utilization; 1 for an idle server or without reports. */
   double penalty() {
     return penalty;
+  }
+
+  /**
+   * What the score adds for recent failures, in capacities: {@code errorPenalty × (1 - s)}; 0 for
+   * a server whose recent calls all succeeded, at most {@code errorPenalty}.
+   */
+  double errorCost() {
+    return errorCost;
   }
 
   @VisibleForTesting
@@ -172,12 +181,8 @@ final class EndpointLoad {
   }
 
   private void updatePenalty() {
-    double errorFactor =
-        errorPenalty == 0
-            ? 1.0
-            : Math.pow(Math.max(successRatio, MIN_SUCCESS_RATIO), -errorPenalty);
-    double utilizationFactor = 1.0 / (1.0 - Math.min(utilization, MAX_UTILIZATION));
-    penalty = errorFactor * utilizationFactor;
+    errorCost = errorPenalty * (1.0 - successRatio);
+    penalty = 1.0 / (1.0 - Math.min(utilization, MAX_UTILIZATION));
   }
 
   /** Server-side failures that say something about the endpoint, not about the caller. */
@@ -203,6 +208,8 @@ final class EndpointLoad {
         + String.format("%.2f", latencyNanos / 1e6)
         + ", penalty="
         + String.format("%.3f", penalty)
+        + ", errorCost="
+        + String.format("%.3f", errorCost)
         + "}";
   }
 

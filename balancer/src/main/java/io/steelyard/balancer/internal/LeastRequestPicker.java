@@ -18,7 +18,7 @@ import javax.annotation.Nullable;
  * probability proportional to weight (the alias table of {@link WeightedRandomPicker}, O(1) per
  * draw) and returns the one with the lowest <b>load relative to capacity</b>:
  *
- * <pre>  score(i) = (outstanding(i) + 1) × penalty(i) [× latency(i)] / weight(i)</pre>
+ * <pre>  score(i) = ((outstanding(i) + 1) × penalty(i) / weight(i) + errorCost(i)) [× latency(i)]</pre>
  *
  * <ul>
  *   <li>{@code weight(i)} is the endpoint's registered capacity (effective weight);
@@ -29,9 +29,17 @@ import javax.annotation.Nullable;
  *       Envoy's weighted least request, {@code weight / (active + 1)^bias}, with {@code bias = 1}
  *       (inverted: lowest score wins), used as a score over P2C candidates rather than as an EDF
  *       weight;
- *   <li>{@code penalty(i)} ({@link EndpointLoad#penalty()}) is 1 for a healthy server and grows
- *       with its recent failure ratio (squared by default) and with a utilization it reports
- *       (ORCA);
+ *   <li>{@code penalty(i)} ({@link EndpointLoad#penalty()}) is 1 for an idle server and grows
+ *       with a utilization it reports (ORCA);
+ *   <li>{@code errorCost(i)} ({@link EndpointLoad#errorCost()}) is {@code errorPenalty × (1 -
+ *       s)}, {@code s} the recent success ratio: 0 for a healthy server. The first term is the
+ *       share of the server's capacity the call would find taken (above 1 it would queue), so an
+ *       additive cost means the same at every size: a failing server is picked only over a
+ *       candidate whose queue is already that long, however large or small the failing one is.
+ *       A multiplier (as before) shrinks with the server's weight: a large failing server beat
+ *       busy small ones and kept most of its share. Bounded by {@code errorPenalty}, it is a
+ *       penalty, not an ejection: a server failing every call still takes calls once the others'
+ *       queues are that long, so it is not left without traffic to prove it recovered;
  *   <li>{@code latency(i)}, the peak-EWMA latency, only when the config's {@code latency} is on
  *       and both compared candidates have a sample (else the term is left out of that
  *       comparison). Off by default: see {@link WeightedPolicyConfig#DEFAULT_LATENCY}.
@@ -45,7 +53,8 @@ import javax.annotation.Nullable;
  * random start. Ties go to the first drawn.
  *
  * <p>Immutable and thread-safe. A pick draws one random {@code long} per candidate from {@link
- * ThreadLocalRandom}, reads two volatile fields and one {@code AtomicInteger} per candidate, and
+ * ThreadLocalRandom}, reads two volatile fields (three with the latency term) and one {@code
+ * AtomicInteger} per candidate, and
  * returns a {@link PickResult} precomputed per endpoint that carries the endpoint's tracer
  * factory: no lock, no allocation (grpc then asks that factory for one tracer per call, which
  * counts the call in and out).
@@ -145,8 +154,8 @@ final class LeastRequestPicker extends WeightedPicker {
   private boolean lessLoaded(int a, int b) {
     EndpointLoad la = loads[a];
     EndpointLoad lb = loads[b];
-    double scoreA = (la.outstanding() + 1) * la.penalty() * inverseWeights[a];
-    double scoreB = (lb.outstanding() + 1) * lb.penalty() * inverseWeights[b];
+    double scoreA = (la.outstanding() + 1) * la.penalty() * inverseWeights[a] + la.errorCost();
+    double scoreB = (lb.outstanding() + 1) * lb.penalty() * inverseWeights[b] + lb.errorCost();
     if (latency) {
       double latencyA = la.latencyNanos();
       double latencyB = lb.latencyNanos();

@@ -68,7 +68,7 @@ public final class WeightedPolicyConfig {
   /** {@code weighted_least_request}: time constant of the latency and success averages. */
   public static final String FIELD_DECAY = "decay";
 
-  /** {@code weighted_least_request}: exponent of the success ratio in the score, 0 = off. */
+  /** {@code weighted_least_request}: score added for a failure ratio of 1, 0 = off. */
   public static final String FIELD_ERROR_PENALTY = "errorPenalty";
 
   /** The fields of {@code weighted_least_request} (and of policies built on it). */
@@ -91,10 +91,10 @@ public final class WeightedPolicyConfig {
   public static final long DEFAULT_DECAY_NANOS = TimeUnit.SECONDS.toNanos(1);
 
   /**
-   * Default {@value}: the success ratio counts squared. One factor undoes the failing server's
-   * fast failures (which lower its outstanding count), the other sends it less than its share.
+   * Default {@value}: a server failing half its calls is picked over another only when the other's
+   * queue is one and a half times its capacity long (capacity benchmark, scenario d).
    */
-  public static final double DEFAULT_ERROR_PENALTY = 2.0;
+  public static final double DEFAULT_ERROR_PENALTY = 3.0;
 
   /** Largest error penalty accepted: beyond it the penalty is an ejection in all but name. */
   public static final double MAX_ERROR_PENALTY = 8.0;
@@ -259,7 +259,10 @@ public final class WeightedPolicyConfig {
       return this;
     }
 
-    /** Exponent of the success ratio, {@code 0..8}; 0 ignores errors; default 2. */
+    /**
+     * Score added for a failure ratio of 1, in capacities, {@code 0..8}; 0 ignores errors;
+     * default {@value WeightedPolicyConfig#DEFAULT_ERROR_PENALTY}.
+     */
     public Builder errorPenalty(double errorPenalty) {
       checkState(this.errorPenalty == null, "errorPenalty already set");
       checkArgument(

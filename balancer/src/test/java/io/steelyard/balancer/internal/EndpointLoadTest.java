@@ -126,7 +126,8 @@ class EndpointLoadTest {
 
     double s = Math.exp(-1); // 1 + (1 - e^-1)(0 - 1)
     assertThat(load.successRatio()).isCloseTo(s, within(1e-12));
-    assertThat(load.penalty()).isCloseTo(1 / (s * s), within(1e-9));
+    assertThat(load.errorCost()).isCloseTo(WeightedPolicyConfig.DEFAULT_ERROR_PENALTY * (1 - s), within(1e-12));
+    assertThat(load.penalty()).isEqualTo(1.0);
   }
 
   @Test
@@ -142,13 +143,32 @@ class EndpointLoadTest {
   }
 
   @Test
-  void penaltyIsCappedByTheSuccessRatioFloor() {
-    EndpointLoad load = load();
+  void errorCostOfAServerFailingEveryCallIsTheErrorPenalty() {
+    EndpointLoad load = load(WeightedPolicyConfig.builder().errorPenalty(3).build());
     for (int i = 0; i < 20; i++) {
       call(load, Duration.ofSeconds(5), Status.Code.INTERNAL);
     }
 
-    assertThat(load.penalty()).isCloseTo(100.0, within(1e-9)); // 0.1^-2
+    assertThat(load.errorCost()).isCloseTo(3.0, within(1e-6)).isLessThanOrEqualTo(3.0);
+  }
+
+  @Test
+  void errorCostFallsBackToZeroAsTheServerRecovers() {
+    EndpointLoad load = load();
+    for (int i = 0; i < 5; i++) {
+      call(load, Duration.ofSeconds(1), Status.Code.UNAVAILABLE);
+    }
+    double failing = load.errorCost();
+
+    call(load, Duration.ofSeconds(1), Status.Code.OK);
+    double recovering = load.errorCost();
+    for (int i = 0; i < 20; i++) {
+      call(load, Duration.ofSeconds(1), Status.Code.OK);
+    }
+
+    assertThat(recovering).isLessThan(failing);
+    assertThat(recovering).isCloseTo(failing * Math.exp(-1), within(1e-9));
+    assertThat(load.errorCost()).isCloseTo(0.0, within(1e-6));
   }
 
   @Test
@@ -169,16 +189,17 @@ class EndpointLoadTest {
 
     call(load, Duration.ofSeconds(1), Status.Code.UNAVAILABLE);
 
+    assertThat(load.errorCost()).isZero();
     assertThat(load.penalty()).isEqualTo(1.0);
   }
 
   @Test
-  void errorPenaltyIsTheExponentOfTheSuccessRatio() {
-    EndpointLoad load = load(WeightedPolicyConfig.builder().errorPenalty(1).build());
+  void errorPenaltyScalesTheFailureRatio() {
+    EndpointLoad load = load(WeightedPolicyConfig.builder().errorPenalty(4).build());
 
     call(load, Duration.ofSeconds(1), Status.Code.UNAVAILABLE);
 
-    assertThat(load.penalty()).isCloseTo(Math.exp(1), within(1e-9));
+    assertThat(load.errorCost()).isCloseTo(4 * (1 - Math.exp(-1)), within(1e-12));
   }
 
   @Test
@@ -196,14 +217,14 @@ class EndpointLoadTest {
   }
 
   @Test
-  void reportedUtilizationAndErrorsMultiply() {
+  void reportedUtilizationAndErrorsAreSeparateTerms() {
     EndpointLoad load = load();
     call(load, Duration.ofSeconds(1), Status.Code.UNAVAILABLE);
 
     load.reportUtilization(0.5);
 
-    double s = Math.exp(-1);
-    assertThat(load.penalty()).isCloseTo(2.0 / (s * s), within(1e-9));
+    assertThat(load.penalty()).isCloseTo(2.0, within(1e-12));
+    assertThat(load.errorCost()).isCloseTo(WeightedPolicyConfig.DEFAULT_ERROR_PENALTY * (1 - Math.exp(-1)), within(1e-12));
   }
 
   @Test
@@ -219,7 +240,7 @@ class EndpointLoadTest {
   }
 
   @Test
-  void reconfiguringKeepsTheStateAndAppliesTheNewExponent() {
+  void reconfiguringKeepsTheStateAndAppliesTheNewErrorPenalty() {
     EndpointLoad load = load();
     call(load, Duration.ofSeconds(1), Status.Code.UNAVAILABLE);
     load.callStarted();
@@ -227,6 +248,6 @@ class EndpointLoadTest {
     load.configure(WeightedPolicyConfig.builder().errorPenalty(1).build());
 
     assertThat(load.outstanding()).isEqualTo(1);
-    assertThat(load.penalty()).isCloseTo(Math.exp(1), within(1e-9));
+    assertThat(load.errorCost()).isCloseTo(1 - Math.exp(-1), within(1e-12));
   }
 }

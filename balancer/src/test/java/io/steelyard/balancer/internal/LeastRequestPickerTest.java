@@ -187,6 +187,64 @@ class LeastRequestPickerTest {
     assertThat(picker(new int[] {1, 1, 1}, loads, 2, random).choose()).isEqualTo(1);
   }
 
+  /** Loads with {@code errorPenalty} 2, endpoint 0 of which has a success ratio of exactly 0.5. */
+  private EndpointLoad[] loadsWithHalfFailingFirst(int n) {
+    WeightedPolicyConfig config = WeightedPolicyConfig.builder().errorPenalty(2).build();
+    EndpointLoad[] loads = new EndpointLoad[n];
+    for (int i = 0; i < n; i++) {
+      loads[i] = new EndpointLoad(ticker, config, TracerDecorator.NONE);
+    }
+    long start = ticker.read();
+    loads[0].callStarted();
+    ticker.advance(Duration.ofNanos(Math.round(Math.log(2) * 1e9))); // 1 - e^-ln2 = 0.5
+    loads[0].callEnded(start, Status.Code.UNAVAILABLE);
+    assertThat(loads[0].successRatio()).isCloseTo(0.5, within(1e-9));
+    return loads;
+  }
+
+  @Test
+  void aLargeFailingServerLosesToASmallerHealthyOneWithAFreeWorker() {
+    EndpointLoad[] loads = loadsWithHalfFailingFirst(3);
+    int[] weights = {8, 2, 2};
+    busy(loads[1], 1); // (1 + 1) / 2 = 1: its last free worker
+    // endpoint 0, idle: 1 / 8 + 2 × (1 - 0.5) = 1.125. As a multiplier (1 / 8 × 0.5^-2 = 0.5)
+    // the failure ratio would not have outweighed the size.
+    long[] table = AliasTable.of(weights);
+    ScriptedRandom random = new ScriptedRandom().then(bitsFor(table, 0)).then(bitsFor(table, 1));
+
+    assertThat(picker(weights, loads, 2, random).choose()).isEqualTo(1);
+  }
+
+  @Test
+  void aFailingServerTakesCallsWhenTheOtherCandidatesQueueIsLongerThanItsErrorCost() {
+    EndpointLoad[] loads = loadsWithHalfFailingFirst(3);
+    int[] weights = {8, 2, 2};
+    busy(loads[1], 2); // (2 + 1) / 2 = 1.5 > 1.125
+    long[] table = AliasTable.of(weights);
+    ScriptedRandom random = new ScriptedRandom().then(bitsFor(table, 1)).then(bitsFor(table, 0));
+
+    assertThat(picker(weights, loads, 2, random).choose()).isEqualTo(0);
+  }
+
+  @Test
+  void aServerFailingEveryCallIsStillPickedOverAQueueLongerThanTheErrorPenalty() {
+    EndpointLoad[] loads = loadsWithHalfFailingFirst(2);
+    for (int i = 0; i < 20; i++) {
+      long start = ticker.read();
+      loads[0].callStarted();
+      ticker.advance(Duration.ofSeconds(5));
+      loads[0].callEnded(start, Status.Code.UNAVAILABLE);
+    }
+    // endpoint 0: 1 / 1 + 2 × (1 - ~0) = 3
+    busy(loads[1], 1); // (1 + 1) / 1 = 2
+    ScriptedRandom random = new ScriptedRandom().then(ScriptedRandom.column(0, 2));
+    assertThat(picker(new int[] {1, 1}, loads, 2, random).choose()).isEqualTo(1);
+
+    busy(loads[1], 2); // (3 + 1) / 1 = 4
+    random = new ScriptedRandom().then(ScriptedRandom.column(0, 2));
+    assertThat(picker(new int[] {1, 1}, loads, 2, random).choose()).isEqualTo(0);
+  }
+
   @Test
   void latencyTermPrefersTheFasterEndpointAtEqualLoad() {
     EndpointLoad[] loads = loads(3);

@@ -8,7 +8,7 @@ import java.util.Locale;
 final class Report {
 
   /** Allowance for noise in the p99 target: ratio 1.1 plus this many milliseconds. */
-  static final double NOISE_MILLIS = 5;
+  static final double NOISE_MILLIS = 3;
 
   private Report() {}
 

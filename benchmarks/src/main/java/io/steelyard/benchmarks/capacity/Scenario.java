@@ -87,7 +87,7 @@ record Scenario(
           null,
           Table.JOIN,
           Policy.SLOW_START,
-          List.of(CapacityMix.EQUAL));
+          List.of());
 
   static final Scenario SERVER_FAILS_ALL =
       failing(
@@ -110,8 +110,8 @@ record Scenario(
       List.of(WEIGHTS_RIGHT, WEIGHTS_UNKNOWN, LARGEST_DEGRADES, LARGEST_FAILS_HALF);
 
   /**
-   * Scenarios run only when named ({@code --scenarios e,f,g}), each with its own policies and
-   * mix: they compare options of our policies rather than every policy on every mix.
+   * Scenarios run only when named ({@code --scenarios e,f,g}), each with its own policies, on
+   * every mix: they compare options of our policies rather than every policy.
    */
   static final List<Scenario> SELECTABLE =
       List.of(COLD_SERVER_JOINS, SERVER_FAILS_ALL, MOST_FAIL_BRIEFLY);
@@ -123,7 +123,7 @@ record Scenario(
         id, title, weightsKnown, event, false, null, null, Table.STEADY, List.of(), List.of());
   }
 
-  /** Servers fail calls: ejection and the panic threshold compared, on the equal mix. */
+  /** Servers fail calls: ejection and the panic threshold compared, on every mix. */
   private static Scenario failing(
       String id, String title,
       BiConsumer<CapacityMix, List<CapacityBackend>> event,
@@ -131,7 +131,7 @@ record Scenario(
       BiConsumer<CapacityMix, List<CapacityBackend>> eventEnd) {
     return new Scenario(
         id, title, true, event, false, eventLength, eventEnd, Table.FAILING, Policy.EJECTION,
-        List.of(CapacityMix.EQUAL));
+        List.of());
   }
 
   /** The first {@link #BLIP_SERVERS} servers fail every call (1.0) or none (0.0). */
