@@ -1,0 +1,125 @@
+package io.steelyard.discovery;
+
+import io.grpc.NameResolver.ConfigOrError;
+import io.grpc.NameResolver.ServiceConfigParser;
+import io.steelyard.registry.ServiceConfigJson;
+import java.util.Map;
+import java.util.function.LongPredicate;
+import javax.annotation.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Which service config one channel's resolver hands grpc, from what the registry holds: the
+ * stored config once the channel's own parser accepted it (grpc's {@code parseServiceConfig},
+ * which runs the balancer providers' {@code parseLoadBalancingPolicyConfig}: the same code
+ * {@code steelyard config set} validates with); the last accepted one when a newer stored config
+ * is refused (logged once per refused revision for all channels of the process); the resolver's
+ * fallback when none is stored. With no fallback and nothing stored it hands grpc nothing, so
+ * the channel's own {@code defaultServiceConfig} and then {@code defaultLoadBalancingPolicy}
+ * apply (grpc's rule).
+ *
+ * <p>Threading: the channel's SynchronizationContext only.
+ */
+final class ServiceConfigChoice {
+
+  private static final Logger logger = LoggerFactory.getLogger(ServiceConfigChoice.class);
+
+  private final String service;
+  @Nullable private final ServiceConfigParser parser;
+  @Nullable private final Map<String, ?> fallback;
+  private final LongPredicate firstToReport;
+
+  private RegistryConfig seen = RegistryConfig.UNKNOWN;
+  @Nullable private ConfigOrError accepted;
+  private long acceptedRevision;
+  @Nullable private ConfigOrError fallbackParsed;
+  @Nullable private ConfigOrError effective;
+
+  /**
+   * @param parser the channel's parser ({@link io.grpc.NameResolver.Args#getServiceConfigParser});
+   *     null hands grpc no service config at all
+   * @param fallback the service config while none is stored; null or empty for none
+   * @param firstToReport whether a refused config at a mod revision is to be logged (shared by
+   *     every channel of the service, see {@link ConfigWatcher#firstToReport})
+   */
+  ServiceConfigChoice(
+      String service,
+      @Nullable ServiceConfigParser parser,
+      @Nullable Map<String, ?> fallback,
+      LongPredicate firstToReport) {
+    this.service = service;
+    this.parser = parser;
+    this.fallback = fallback == null || fallback.isEmpty() ? null : fallback;
+    this.firstToReport = firstToReport;
+  }
+
+  /** Whether the registry's answer is in (or reading it failed): a resolver may publish. */
+  boolean settled() {
+    return seen.settled();
+  }
+
+  /** The service config to hand grpc now; null for none. */
+  @Nullable
+  ConfigOrError effective() {
+    return effective;
+  }
+
+  /** Takes in what the registry holds; returns whether {@link #effective()} changed. */
+  boolean update(RegistryConfig config) {
+    seen = config;
+    if (parser == null) {
+      return false;
+    }
+    switch (config.state()) {
+      case UNKNOWN, UNREADABLE -> { } // keep what is in force
+      case ABSENT -> accepted = null;
+      case PRESENT -> accept(config);
+    }
+    ConfigOrError next = accepted != null ? accepted : fallback();
+    boolean changed = next != effective;
+    effective = next;
+    return changed;
+  }
+
+  private void accept(RegistryConfig config) {
+    if (accepted != null && config.modRevision() == acceptedRevision) {
+      return;
+    }
+    String why;
+    try {
+      ConfigOrError parsed = parser.parseServiceConfig(ServiceConfigJson.parse(config.json()));
+      if (parsed.getError() == null) {
+        accepted = parsed;
+        acceptedRevision = config.modRevision();
+        return;
+      }
+      why = parsed.getError().getDescription() != null
+          ? parsed.getError().getDescription() : parsed.getError().toString();
+    } catch (IllegalArgumentException e) {
+      why = e.getMessage();
+    }
+    if (firstToReport.test(config.modRevision())) {
+      logger.warn("Ignoring the service config of {} stored at revision {}: {}; keeping {}",
+          service, config.modRevision(), why,
+          accepted != null
+              ? "the one of revision " + acceptedRevision
+              : fallback != null ? "the resolver's fallback " + fallback : "the channel's default");
+    }
+  }
+
+  @Nullable
+  private ConfigOrError fallback() {
+    if (fallback == null) {
+      return null;
+    }
+    if (fallbackParsed == null) {
+      fallbackParsed = parser.parseServiceConfig(fallback);
+      if (fallbackParsed.getError() != null) {
+        logger.warn("The fallback service config {} of {} is refused ({}); handing grpc none",
+            fallback, service, fallbackParsed.getError());
+      }
+    }
+    return fallbackParsed.getError() == null ? fallbackParsed : null;
+  }
+}
