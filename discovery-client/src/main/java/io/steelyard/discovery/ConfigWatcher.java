@@ -10,6 +10,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Random;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
@@ -33,7 +34,8 @@ import org.slf4j.LoggerFactory;
  * ServiceWatcher} costs no config watch.
  *
  * <p>The watch covers {@code <key>} as a prefix (the reader's only kind of watch); events of
- * longer keys ({@code greeter2} next to {@code greeter}) are skipped.
+ * longer keys ({@code greeter2} next to {@code greeter}) are skipped, and so are such keys in a
+ * read (a scripted reader answers a read like a listing).
  *
  * <p>Threading: every field but the listeners and the flags is touched only on {@link
  * #scheduler}, the watchers' serial executor; listeners are called there.
@@ -125,13 +127,15 @@ final class ConfigWatcher {
     stopWatch();
     cancel(reread);
     EtcdReader reader;
+    CompletableFuture<Listing> answer;
     try {
       reader = clients.reader();
+      answer = reader.get(key);
     } catch (RuntimeException e) { // a closed client throws synchronously
       failed(a, e);
       return;
     }
-    reader.list(key).whenComplete((listing, err) -> scheduler.execute(() -> {
+    answer.whenComplete((listing, err) -> scheduler.execute(() -> {
       if (a != attempt || closed) {
         return;
       }

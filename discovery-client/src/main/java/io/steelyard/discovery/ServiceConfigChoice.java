@@ -68,7 +68,7 @@ final class ServiceConfigChoice {
   /** Takes in what the registry holds; returns whether {@link #effective()} changed. */
   boolean update(RegistryConfig config) {
     seen = config;
-    if (parser == null) {
+    if (parser == null || !config.settled()) {
       return false;
     }
     switch (config.state()) {
