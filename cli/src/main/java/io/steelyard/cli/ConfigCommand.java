@@ -77,7 +77,7 @@ final class ConfigCommand extends CliCommand {
       var stored = configs().get(service);
       if (stored.isEmpty()) {
         out().println("no service config for " + service
-            + " (clients use their own default; see docs/balancer.md)");
+            + " (clients use their fallback; see docs/balancer.md)");
       } else {
         out().println(stored.get().json());
       }
