@@ -54,6 +54,7 @@ final class ConfigWatcher {
   private final List<Consumer<RegistryConfig>> listeners = new CopyOnWriteArrayList<>();
   private final AtomicBoolean started = new AtomicBoolean();
   private final AtomicLong reportedBadRevision = new AtomicLong(-1);
+  private final AtomicBoolean fallbackAnnounced = new AtomicBoolean();
 
   // Scheduler only.
   private RegistryConfig view = RegistryConfig.UNKNOWN;
@@ -107,6 +108,14 @@ final class ConfigWatcher {
   boolean firstToReport(long modRevision) {
     long last = reportedBadRevision.get();
     return last != modRevision && reportedBadRevision.compareAndSet(last, modRevision);
+  }
+
+  /**
+   * Whether the caller is the first to say that channels of this service run on the resolver's
+   * fallback: once per watcher, not once per channel. Any thread.
+   */
+  boolean firstToAnnounceFallback() {
+    return fallbackAnnounced.compareAndSet(false, true);
   }
 
   void close() {

@@ -129,8 +129,9 @@ final class EtcdNameResolver extends NameResolver {
     this.syncContext = syncContext;
     this.dnsExecutor = dnsExecutor != null ? dnsExecutor : THREAD_PER_LOOKUP;
     this.serviceConfig = new ServiceConfigChoice(
-        authority, configParser, fallbackConfig, revision -> configWatcher == null
-            || configWatcher.firstToReport(revision));
+        authority, configParser, fallbackConfig,
+        revision -> configWatcher == null || configWatcher.firstToReport(revision),
+        () -> configWatcher != null && configWatcher.firstToAnnounceFallback());
   }
 
   /** A resolver for a target that cannot work: it reports {@code status} and nothing else. */

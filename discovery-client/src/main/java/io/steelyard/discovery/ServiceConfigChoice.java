@@ -4,6 +4,7 @@ import io.grpc.NameResolver.ConfigOrError;
 import io.grpc.NameResolver.ServiceConfigParser;
 import io.steelyard.registry.ServiceConfigJson;
 import java.util.Map;
+import java.util.function.BooleanSupplier;
 import java.util.function.LongPredicate;
 import javax.annotation.Nullable;
 import org.slf4j.Logger;
@@ -29,6 +30,7 @@ final class ServiceConfigChoice {
   @Nullable private final ServiceConfigParser parser;
   @Nullable private final Map<String, ?> fallback;
   private final LongPredicate firstToReport;
+  private final BooleanSupplier firstToAnnounceFallback;
 
   private RegistryConfig seen = RegistryConfig.UNKNOWN;
   @Nullable private ConfigOrError accepted;
@@ -48,10 +50,21 @@ final class ServiceConfigChoice {
       @Nullable ServiceConfigParser parser,
       @Nullable Map<String, ?> fallback,
       LongPredicate firstToReport) {
+    this(service, parser, fallback, firstToReport, () -> false);
+  }
+
+  /** @param firstToAnnounceFallback whether to log that the fallback is in force (once per service) */
+  ServiceConfigChoice(
+      String service,
+      @Nullable ServiceConfigParser parser,
+      @Nullable Map<String, ?> fallback,
+      LongPredicate firstToReport,
+      BooleanSupplier firstToAnnounceFallback) {
     this.service = service;
     this.parser = parser;
     this.fallback = fallback == null || fallback.isEmpty() ? null : fallback;
     this.firstToReport = firstToReport;
+    this.firstToAnnounceFallback = firstToAnnounceFallback;
   }
 
   /** Whether the registry's answer is in (or reading it failed): a resolver may publish. */
@@ -77,6 +90,13 @@ final class ServiceConfigChoice {
       case PRESENT -> accept(config);
     }
     ConfigOrError next = accepted != null ? accepted : fallback();
+    if (next != null && next == fallbackParsed && next != effective
+        && firstToAnnounceFallback.getAsBoolean()) {
+      // grpc ranks a resolver's config above the channel's own defaults: say so where it shows.
+      logger.info("No service config stored for {}: its channels use the resolver's fallback {},"
+          + " which outranks a channel's defaultLoadBalancingPolicy and defaultServiceConfig"
+          + " (EtcdNameResolverProvider.FALLBACK_SERVICE_CONFIG; docs/balancer.md)", service, fallback);
+    }
     boolean changed = next != effective;
     effective = next;
     return changed;
