@@ -147,9 +147,12 @@ class ConfigCommandsIT {
 
   @Test
   void aBadServiceNameIsAUsageError() {
+    long before = keys.snapshot().revision();
+
     Cli.Result r = cli.run("config", "set", "../greeter", LEAST_REQUEST);
 
     assertThat(r.exitCode()).as(r.toString()).isEqualTo(2);
-    assertThat(keys.snapshot().entries()).noneMatch(e -> e.contains("/.config/"));
+    assertThat(r.err()).startsWith("steelyard: service: '../greeter'");
+    assertThat(keys.snapshot().revision()).as("nothing written").isEqualTo(before);
   }
 }

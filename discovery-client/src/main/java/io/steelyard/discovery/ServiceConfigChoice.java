@@ -35,6 +35,7 @@ final class ServiceConfigChoice {
   private RegistryConfig seen = RegistryConfig.UNKNOWN;
   @Nullable private ConfigOrError accepted;
   private long acceptedRevision;
+  @Nullable private String acceptedJson;
   @Nullable private ConfigOrError fallbackParsed;
   @Nullable private ConfigOrError effective;
 
@@ -103,7 +104,9 @@ final class ServiceConfigChoice {
   }
 
   private void accept(RegistryConfig config) {
-    if (accepted != null && config.modRevision() == acceptedRevision) {
+    if (accepted != null
+        && (config.modRevision() == acceptedRevision || config.json().equals(acceptedJson))) {
+      acceptedRevision = config.modRevision(); // the same text again: nothing for grpc to do
       return;
     }
     String why;
@@ -112,6 +115,7 @@ final class ServiceConfigChoice {
       if (parsed.getError() == null) {
         accepted = parsed;
         acceptedRevision = config.modRevision();
+        acceptedJson = config.json();
         return;
       }
       why = parsed.getError().getDescription() != null

@@ -146,4 +146,15 @@ class ServiceConfigChoiceTest {
     assertThat(c.settled()).isTrue();
     assertThat(c.effective()).isNull();
   }
+
+  @Test
+  void theSameTextAtANewRevisionChangesNothing() {
+    ServiceConfigChoice c = choice(FALLBACK);
+    c.update(RegistryConfig.present("{\"good\":1}", 4));
+    int parses = parsed.size();
+
+    assertThat(c.update(RegistryConfig.present("{\"good\":1}", 9))).isFalse();
+
+    assertThat(parsed).hasSize(parses);
+  }
 }

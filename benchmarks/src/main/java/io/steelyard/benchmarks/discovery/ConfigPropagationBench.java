@@ -39,7 +39,7 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * one process do.
  *
  * <p>{@code ConfigPropagationBench [--channels 50] [--changes 200] [--gap-ms 50]
- * [--clients separate|shared] [--endpoints URLS]}; without {@code --endpoints} a local etcd is
+ * [--clients separate|shared] [--instances 1] [--endpoints URLS]}; without {@code --endpoints} a local etcd is
  * started with the testkit. {@code scripts/bench-config} runs it.
  */
 public final class ConfigPropagationBench {
@@ -58,6 +58,7 @@ public final class ConfigPropagationBench {
     int channels = intArg(args, "--channels", 50);
     int changes = intArg(args, "--changes", 200);
     int gapMillis = intArg(args, "--gap-ms", 50);
+    int instances = intArg(args, "--instances", 1);
     boolean separate = !"shared".equals(stringArg(args, "--clients", "separate"));
     String endpoints = stringArg(args, "--endpoints", null);
     EtcdCluster local = null;
@@ -74,10 +75,11 @@ public final class ConfigPropagationBench {
     LoadBalancerRegistry.getDefaultRegistry().register(new ProbeProvider());
     List<ManagedChannel> open = new ArrayList<>();
     try (Client writer = EtcdConnection.of(endpoints).connect()) {
-      System.out.printf(Locale.ROOT, "etcd %s, java %s, %d cpus, %d channels (%s etcd clients)%n",
+      System.out.printf(Locale.ROOT,
+          "etcd %s, java %s, %d cpus, %d channels (%s etcd clients), %d instances%n",
           endpoints, System.getProperty("java.version"), Runtime.getRuntime().availableProcessors(),
-          channels, separate ? "separate" : "one shared");
-      put(writer, "/services/" + SERVICE + "/127.0.0.1:9", "127.0.0.1:9|1");
+          channels, separate ? "separate" : "one shared", instances);
+      register(writer, instances);
       put(writer, "/services/.config/" + SERVICE, config(0));
       for (int i = 0; i < channels; i++) {
         // Distinct connect timeouts make distinct connections: one client and watch each.
@@ -128,6 +130,22 @@ public final class ConfigPropagationBench {
       }
     }
     System.exit(0);
+  }
+
+  /** {@code n} instances of the service, 10.x.y.z:50051 weight 1, in transactions of 128 puts. */
+  private static void register(Client c, int n) throws Exception {
+    List<io.etcd.jetcd.op.Op> ops = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      String addr = "10." + (i >> 16 & 255) + "." + (i >> 8 & 255) + "." + (i & 255) + ":50051";
+      ops.add(io.etcd.jetcd.op.Op.put(
+          ByteSequence.from("/services/" + SERVICE + "/" + addr, StandardCharsets.UTF_8),
+          ByteSequence.from(addr + "|1", StandardCharsets.UTF_8),
+          io.etcd.jetcd.options.PutOption.DEFAULT));
+      if (ops.size() == 128 || i == n - 1) {
+        c.getKVClient().txn().Then(ops.toArray(io.etcd.jetcd.op.Op[]::new)).commit().get(30, TimeUnit.SECONDS);
+        ops.clear();
+      }
+    }
   }
 
   private static String config(long seq) {
