@@ -76,9 +76,10 @@ public final class ConfigPropagationBench {
     List<ManagedChannel> open = new ArrayList<>();
     try (Client writer = EtcdConnection.of(endpoints).connect()) {
       System.out.printf(Locale.ROOT,
-          "etcd %s, java %s, %d cpus, %d channels (%s etcd clients), %d instances%n",
+          "etcd %s, java %s, %d cpus, %d channels (%s), %d instances%n",
           endpoints, System.getProperty("java.version"), Runtime.getRuntime().availableProcessors(),
-          channels, separate ? "separate" : "one shared", instances);
+          channels, separate ? "an etcd client and watch each" : "one shared etcd client and watch",
+          instances);
       register(writer, instances);
       put(writer, "/services/.config/" + SERVICE, config(0));
       for (int i = 0; i < channels; i++) {
