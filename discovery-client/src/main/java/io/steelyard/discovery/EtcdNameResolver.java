@@ -231,7 +231,7 @@ final class EtcdNameResolver extends NameResolver {
       return;
     }
     if (pushedGroups != null && !dnsRefreshed && snapshot.sameInstances(pushed)) {
-      publish(snapshot, pushedGroups); // the service config alone changed
+      publish(snapshot, pushedGroups, false); // the service config alone changed
       return;
     }
     List<String> unknown = new ArrayList<>();
@@ -271,10 +271,14 @@ final class EtcdNameResolver extends NameResolver {
       groups = live;
     }
     dnsRefreshed = false;
-    publish(snapshot, eags);
+    publish(snapshot, eags, true);
   }
 
-  private void publish(Snapshot snapshot, List<EquivalentAddressGroup> eags) {
+  /**
+   * Hands grpc {@code eags} with the service config in force; {@code instancesChanged} is false
+   * when only the config did, so the instance propagation meter does not count that push.
+   */
+  private void publish(Snapshot snapshot, List<EquivalentAddressGroup> eags, boolean instancesChanged) {
     pushed = snapshot;
     pushedGroups = eags;
     ResolutionResult.Builder result =
@@ -287,7 +291,7 @@ final class EtcdNameResolver extends NameResolver {
     if (!accepted.isOk()) {
       // The watch pushes the next change by itself; nothing to retry here.
       logger.debug("Channel for {} did not accept {} addresses: {}", description, eags.size(), accepted);
-    } else if (subscription instanceof WatchRegistry.Subscription s) {
+    } else if (instancesChanged && subscription instanceof WatchRegistry.Subscription s) {
       s.watcher().propagated(snapshot); // the balancer holds it now (onResult2 ran it)
     }
   }
