@@ -7,6 +7,7 @@ import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.KeyLayout;
 import io.steelyard.registry.RegistryException;
 import io.steelyard.registry.admin.InstanceStore;
+import io.steelyard.registry.admin.ServiceConfigStore;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -25,7 +26,7 @@ import picocli.CommandLine;
  * The {@code steelyard} operator CLI: list, weight, drain/undrain, register (sidecar),
  * deregister, watch, top (a live view with each instance's call rates) and console (the same in
  * a browser) for instances
- * registered in etcd.
+ * registered in etcd, and config (the service config every client of a service uses).
  *
  * <p>Exit codes ({@link ExitCodes}): 0 success; 1 the operation failed (not registered, etcd
  * unreachable within {@code --timeout}, revision conflict), with a one-line reason on stderr; 2
@@ -68,6 +69,7 @@ import picocli.CommandLine;
       WatchCommand.class,
       TopCommand.class,
       ConsoleCommand.class,
+      ConfigCommand.class,
     })
 public final class SteelyardCli implements Callable<Integer> {
 
@@ -231,6 +233,8 @@ public final class SteelyardCli implements Callable<Integer> {
     cl.setOut(cli.out);
     cl.setErr(cli.err);
     cl.setCaseInsensitiveEnumValuesAllowed(true);
+    // "@file" is an argument of its own (config set SERVICE @file), not picocli's argument file.
+    cl.setExpandAtFiles(false);
     cl.setParameterExceptionHandler(cli::handleUsageError);
     cl.setExecutionExceptionHandler((e, commandLine, parseResult) -> cli.handleFailure(e));
     return cl;
@@ -341,6 +345,14 @@ public final class SteelyardCli implements Callable<Integer> {
   /** The store every read and rewrite goes through (the operator's path every tool shares). */
   InstanceStore store(ConnectionSettings settings) {
     return new InstanceStore(client(settings), settings.layout(), timeout);
+  }
+
+  /**
+   * The service configs' store, writing only what a channel's own parser accepts ({@link
+   * ChannelConfigCheck}).
+   */
+  ServiceConfigStore configStore(ConnectionSettings settings) {
+    return new ServiceConfigStore(client(settings), settings.layout(), timeout, ChannelConfigCheck.create());
   }
 
   /** How the write commands carry out their write. */

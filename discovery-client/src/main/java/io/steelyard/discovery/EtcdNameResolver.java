@@ -5,6 +5,8 @@ import com.google.common.net.HostAndPort;
 import com.google.common.net.InetAddresses;
 import io.grpc.EquivalentAddressGroup;
 import io.grpc.NameResolver;
+import io.grpc.NameResolver.ConfigOrError;
+import io.grpc.NameResolver.ServiceConfigParser;
 import io.grpc.Status;
 import io.grpc.StatusOr;
 import io.grpc.SynchronizationContext;
@@ -21,6 +23,7 @@ import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Executor;
+import java.util.function.Consumer;
 import javax.annotation.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -33,6 +36,12 @@ import org.slf4j.LoggerFactory;
  * <p>Stale-serving: once it has pushed a list, it never reports an error nor pushes an empty
  * list because etcd went away (the watcher keeps the last list). An empty list is pushed only
  * when etcd itself lists no instance.
+ *
+ * <p>Service config: each result carries the service config {@link ServiceConfigChoice} picks from
+ * the one stored in the registry (followed by the service's shared {@link ConfigWatcher}). The
+ * first result waits for the registry's answer about it (or its failure), so a channel never
+ * starts on a policy it is about to leave; a config change alone pushes the same addresses again
+ * with the new config.
  */
 final class EtcdNameResolver extends NameResolver {
 
@@ -50,6 +59,7 @@ final class EtcdNameResolver extends NameResolver {
   @Nullable private final Status invalid;
   private final SynchronizationContext syncContext;
   private final Executor dnsExecutor;
+  private final ServiceConfigChoice serviceConfig;
 
   static final long MIN_DNS_REFRESH_MILLIS = 5_000;
 
@@ -68,6 +78,9 @@ final class EtcdNameResolver extends NameResolver {
   // Sync context only.
   @Nullable private Listener2 listener;
   @Nullable private AutoCloseable subscription;
+  @Nullable private ConfigWatcher configWatcher;
+  @Nullable private Consumer<RegistryConfig> configListener;
+  @Nullable private List<EquivalentAddressGroup> pushedGroups;
   @Nullable private Snapshot pushed;
   @Nullable private Snapshot latest;
   private boolean resolving;
@@ -81,6 +94,7 @@ final class EtcdNameResolver extends NameResolver {
    */
   private Map<ServiceInstance, EquivalentAddressGroup> groups = new IdentityHashMap<>();
   private long lastDnsRefreshNanos;
+  private boolean dnsRefreshed; // the next push must look host names up again
   private boolean shutdown;
 
   /**
@@ -93,12 +107,31 @@ final class EtcdNameResolver extends NameResolver {
       Source source,
       SynchronizationContext syncContext,
       @Nullable Executor dnsExecutor) {
+    this(authority, description, source, syncContext, dnsExecutor, null, null);
+  }
+
+  /**
+   * @param configParser the channel's service config parser; null hands grpc no service config
+   * @param fallbackConfig the service config while the registry holds none; null for none
+   */
+  EtcdNameResolver(
+      String authority,
+      String description,
+      Source source,
+      SynchronizationContext syncContext,
+      @Nullable Executor dnsExecutor,
+      @Nullable ServiceConfigParser configParser,
+      @Nullable Map<String, ?> fallbackConfig) {
     this.authority = authority;
     this.description = description;
     this.source = source;
     this.invalid = null;
     this.syncContext = syncContext;
     this.dnsExecutor = dnsExecutor != null ? dnsExecutor : THREAD_PER_LOOKUP;
+    this.serviceConfig = new ServiceConfigChoice(
+        authority, configParser, fallbackConfig,
+        revision -> configWatcher == null || configWatcher.firstToReport(revision),
+        () -> configWatcher != null && configWatcher.firstToAnnounceFallback());
   }
 
   /** A resolver for a target that cannot work: it reports {@code status} and nothing else. */
@@ -109,6 +142,7 @@ final class EtcdNameResolver extends NameResolver {
     this.invalid = invalid;
     this.syncContext = syncContext;
     this.dnsExecutor = THREAD_PER_LOOKUP; // never used: it resolves nothing
+    this.serviceConfig = new ServiceConfigChoice(authority, null, null, revision -> false);
   }
 
   static EtcdNameResolver failing(String authority, Status status, SynchronizationContext syncContext) {
@@ -148,6 +182,13 @@ final class EtcdNameResolver extends NameResolver {
           return "EtcdNameResolver{" + description + "}";
         }
       });
+      if (subscription instanceof WatchRegistry.Subscription s) {
+        configWatcher = s.config();
+        configListener = config -> syncContext.execute(() -> handleConfig(config));
+        configWatcher.addListener(configListener);
+      } else {
+        serviceConfig.update(RegistryConfig.ABSENT); // a source without a registry config
+      }
     } catch (RuntimeException e) {
       listener.onError(Status.UNAVAILABLE
           .withDescription("cannot start watching " + description + ": " + e.getMessage())
@@ -163,6 +204,18 @@ final class EtcdNameResolver extends NameResolver {
     pushLatest(false);
   }
 
+  private void handleConfig(RegistryConfig config) {
+    if (shutdown) {
+      return;
+    }
+    boolean changed = serviceConfig.update(config);
+    if (pushed == null) {
+      pushLatest(false); // the first push may have waited for this
+    } else if (changed) {
+      pushLatest(true);
+    }
+  }
+
   /**
    * Pushes {@link #latest} unless the channel already has its instances. Host names not yet
    * looked up are resolved first, off the synchronization context; the push then happens when
@@ -170,11 +223,15 @@ final class EtcdNameResolver extends NameResolver {
    */
   private void pushLatest(boolean force) {
     Snapshot snapshot = latest;
-    if (snapshot == null || resolving) {
-      return; // a lookup in flight pushes the latest snapshot when it returns
+    if (snapshot == null || resolving || !serviceConfig.settled()) {
+      return; // a lookup in flight, or the registry's config answer, pushes when it comes
     }
     if (!force && snapshot.sameInstances(pushed)) {
       pushed = snapshot; // only staleness or revision moved: the channel has nothing to do
+      return;
+    }
+    if (pushedGroups != null && !dnsRefreshed && snapshot.sameInstances(pushed)) {
+      publish(snapshot, pushedGroups, false); // the service config alone changed
       return;
     }
     List<String> unknown = new ArrayList<>();
@@ -213,13 +270,28 @@ final class EtcdNameResolver extends NameResolver {
       }
       groups = live;
     }
+    dnsRefreshed = false;
+    publish(snapshot, eags, true);
+  }
+
+  /**
+   * Hands grpc {@code eags} with the service config in force; {@code instancesChanged} is false
+   * when only the config did, so the instance propagation meter does not count that push.
+   */
+  private void publish(Snapshot snapshot, List<EquivalentAddressGroup> eags, boolean instancesChanged) {
     pushed = snapshot;
-    Status accepted = listener.onResult2(
-        ResolutionResult.newBuilder().setAddressesOrError(StatusOr.fromValue(eags)).build());
+    pushedGroups = eags;
+    ResolutionResult.Builder result =
+        ResolutionResult.newBuilder().setAddressesOrError(StatusOr.fromValue(eags));
+    ConfigOrError config = serviceConfig.effective();
+    if (config != null) {
+      result.setServiceConfig(config);
+    }
+    Status accepted = listener.onResult2(result.build());
     if (!accepted.isOk()) {
       // The watch pushes the next change by itself; nothing to retry here.
       logger.debug("Channel for {} did not accept {} addresses: {}", description, eags.size(), accepted);
-    } else if (subscription instanceof WatchRegistry.Subscription s) {
+    } else if (instancesChanged && subscription instanceof WatchRegistry.Subscription s) {
       s.watcher().propagated(snapshot); // the balancer holds it now (onResult2 ran it)
     }
   }
@@ -266,6 +338,7 @@ final class EtcdNameResolver extends NameResolver {
     }
     lastDnsRefreshNanos = now;
     dnsCache.clear();
+    dnsRefreshed = true;
     pushLatest(true);
   }
 
@@ -275,6 +348,9 @@ final class EtcdNameResolver extends NameResolver {
       return;
     }
     shutdown = true;
+    if (configWatcher != null) {
+      configWatcher.removeListener(configListener);
+    }
     if (subscription != null) {
       try {
         subscription.close();

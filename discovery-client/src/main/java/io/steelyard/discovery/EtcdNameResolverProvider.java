@@ -3,6 +3,7 @@ package io.steelyard.discovery;
 import static com.google.common.base.Preconditions.checkState;
 import static java.util.Objects.requireNonNull;
 
+import io.grpc.LoadBalancerRegistry;
 import io.grpc.NameResolver;
 import io.grpc.NameResolverProvider;
 import io.grpc.Status;
@@ -14,6 +15,7 @@ import java.net.URI;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Supplier;
 import javax.annotation.Nullable;
 import org.slf4j.Logger;
@@ -39,7 +41,10 @@ import org.slf4j.LoggerFactory;
  *     .setNameResolverArg(EtcdNameResolverProvider.CHANNEL_PROVIDER, configuredProvider);
  * }</pre>
  *
- * <p>Every channel of the process naming the same etcd, layout and service shares one watch.
+ * <p>Every channel of the process naming the same etcd, layout and service shares one watch of
+ * its instances and one of its service config ({@code <prefix>/.config/<service>}, set with
+ * {@code steelyard config set}), which each result hands grpc as the service config, as grpc's
+ * DNS resolver does with TXT records; see {@link #FALLBACK_SERVICE_CONFIG} for a service without one.
  * Addresses carry their weight and metadata ({@link io.steelyard.registry.EndpointWeights}).
  * This provider never throws: a target it cannot serve yields a resolver that fails the
  * channel's calls with a status naming the target and the expected form.
@@ -93,6 +98,39 @@ public final class EtcdNameResolverProvider extends NameResolverProvider {
    */
   public static final NameResolver.Args.Key<EtcdNameResolverProvider> CHANNEL_PROVIDER =
       NameResolver.Args.Key.create("io.steelyard.discovery.channelProvider");
+
+  /**
+   * The policy of the resolver's fallback service config, {@value}: what a channel gets while
+   * the registry holds no config for its service, when the balancer module provides the policy.
+   */
+  public static final String FALLBACK_POLICY = "weighted_random";
+
+  /**
+   * The service config a channel's resolver hands grpc while the registry holds none for the
+   * service (no key under {@code <prefix>/.config/<service>}, or none grpc accepted yet). Default:
+   * {@code {"loadBalancingConfig":[{"weighted_random":{}}]}} when the {@value #FALLBACK_POLICY}
+   * policy is registered (the balancer module is on the class path), else none. An empty map
+   * means none: grpc's own rule then applies, the channel's {@code defaultServiceConfig}, then
+   * its {@code defaultLoadBalancingPolicy}, then {@code pick_first}.
+   *
+   * <pre>{@code
+   * // this channel's own default service config is its fallback, not weighted_random
+   * ManagedChannelBuilder.forTarget("etcd:///greeter")
+   *     .defaultServiceConfig(mine)
+   *     .setNameResolverArg(EtcdNameResolverProvider.FALLBACK_SERVICE_CONFIG, Map.of());
+   * }</pre>
+   *
+   * grpc ranks any config from the resolver above the channel's defaults, so without this
+   * argument the fallback also wins over the channel's {@code defaultServiceConfig} and {@code
+   * defaultLoadBalancingPolicy} (Spring gRPC's {@code round_robin} default among them); only
+   * {@code disableServiceConfigLookUp()} puts the channel's settings above everything the
+   * resolver sends. docs/balancer.md has the whole order.
+   */
+  public static final NameResolver.Args.Key<Map<String, ?>> FALLBACK_SERVICE_CONFIG =
+      NameResolver.Args.Key.create("io.steelyard.discovery.fallbackServiceConfig");
+
+  private static final Map<String, ?> DEFAULT_FALLBACK =
+      Map.of("loadBalancingConfig", List.of(Map.of(FALLBACK_POLICY, Map.of())));
 
   @Nullable private final EtcdConnection connection;
   private final KeyLayout layout;
@@ -167,7 +205,9 @@ public final class EtcdNameResolverProvider extends NameResolverProvider {
           listener -> WatchRegistry.SHARED.subscribe(
               target.connection(), layout, target.service(), config, listener),
           args.getSynchronizationContext(),
-          args.getOffloadExecutor());
+          args.getOffloadExecutor(),
+          args.getServiceConfigParser(),
+          fallbackConfig(args));
     } catch (RuntimeException e) {
       logger.warn("Invalid etcd target {}: {}", targetUri, e.getMessage());
       return EtcdNameResolver.failing(
@@ -175,6 +215,17 @@ public final class EtcdNameResolverProvider extends NameResolverProvider {
           Status.INVALID_ARGUMENT.withDescription(e.getMessage()).withCause(e),
           args.getSynchronizationContext());
     }
+  }
+
+  /** The channel's {@link #FALLBACK_SERVICE_CONFIG}, or the default. */
+  @Nullable
+  private static Map<String, ?> fallbackConfig(NameResolver.Args args) {
+    Map<String, ?> own = args.getArg(FALLBACK_SERVICE_CONFIG);
+    if (own != null) {
+      return own;
+    }
+    return LoadBalancerRegistry.getDefaultRegistry().getProvider(FALLBACK_POLICY) != null
+        ? DEFAULT_FALLBACK : null;
   }
 
   /** Configuration of a programmatically registered provider; each setting at most once. */

@@ -26,6 +26,12 @@ interface EtcdReader {
   CompletableFuture<Listing> list(String prefix);
 
   /**
+   * Reads the one key {@code key}: a listing of it alone (no key when it does not exist) at
+   * etcd's current revision. Fails as {@link #list} does.
+   */
+  CompletableFuture<Listing> get(String key);
+
+  /**
    * Watches every key under {@code prefix} from {@code fromRevision}, with etcd's
    * require-leader (a member cut off from the quorum fails the watch instead of going silent) and
    * created-notify (the first batch, with no event, confirms the watch). Reports at most one of

@@ -60,6 +60,19 @@ final class JetcdReader implements EtcdReader {
         (from, end, revision, limit) -> page(prefix, from, end, revision, limit), prefix, pageKeys);
   }
 
+  @Override
+  public CompletableFuture<Listing> get(String key) {
+    return calls
+        .call("get " + key, () -> client.getKVClient().get(bytes(key), GetOption.DEFAULT))
+        .thenApply(resp -> {
+          List<KeyVersion> keys = new ArrayList<>(1);
+          for (KeyValue kv : resp.getKvs()) {
+            keys.add(keyVersion(kv));
+          }
+          return new Listing(resp.getHeader().getRevision(), keys);
+        });
+  }
+
   /**
    * The keys at {@code revision}, without values, paged like a listing. etcd answers a range at a
    * revision it compacted and one at a revision it has not reached alike (OUT_OF_RANGE; jetcd

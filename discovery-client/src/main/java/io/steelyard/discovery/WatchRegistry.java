@@ -68,10 +68,13 @@ final class WatchRegistry {
 
   private static final class WatcherRef {
     final PrefixWatcher watcher;
+    /** The service config's watch, next to the instances'; it starts with its first listener. */
+    final ConfigWatcher config;
     int users;
 
-    WatcherRef(PrefixWatcher watcher) {
+    WatcherRef(PrefixWatcher watcher, ConfigWatcher config) {
       this.watcher = watcher;
+      this.config = config;
     }
   }
 
@@ -139,6 +142,9 @@ final class WatchRegistry {
   interface Subscription extends AutoCloseable {
     PrefixWatcher watcher();
 
+    /** The service config's watcher of the same service, shared like {@link #watcher()}. */
+    ConfigWatcher config();
+
     @Override
     void close();
   }
@@ -163,6 +169,7 @@ final class WatchRegistry {
     layout.servicePrefix(service); // validates the name before anything is created
     WatchKey key = new WatchKey(connection, layout, service, config);
     PrefixWatcher watcher;
+    ConfigWatcher configWatcher;
     boolean created = false;
     synchronized (this) {
       WatcherRef ref = watchers.get(key);
@@ -175,8 +182,11 @@ final class WatchRegistry {
           logger.debug("Connected a shared etcd client to {}", connection);
         }
         c.users++;
-        ref = new WatcherRef(new PrefixWatcher(
-            c.client, connection.endpointsString(), layout, service, config, scheduler, random, stats));
+        ref = new WatcherRef(
+            new PrefixWatcher(
+                c.client, connection.endpointsString(), layout, service, config, scheduler, random, stats),
+            new ConfigWatcher(
+                c.client, connection.endpointsString(), layout, service, config, scheduler, random));
         watchers.put(key, ref);
         stats.activeWatches.incrementAndGet();
         created = true;
@@ -186,6 +196,7 @@ final class WatchRegistry {
       }
       ref.users++;
       watcher = ref.watcher;
+      configWatcher = ref.config;
     }
     watcher.addListener(listener);
     if (created) {
@@ -193,10 +204,16 @@ final class WatchRegistry {
     }
     AtomicBoolean released = new AtomicBoolean();
     PrefixWatcher w = watcher;
+    ConfigWatcher cw = configWatcher;
     return new Subscription() {
       @Override
       public PrefixWatcher watcher() {
         return w;
+      }
+
+      @Override
+      public ConfigWatcher config() {
+        return cw;
       }
 
       @Override
@@ -212,6 +229,7 @@ final class WatchRegistry {
   private void release(WatchKey key) {
     ClientRef toClose = null;
     PrefixWatcher toStop = null;
+    ConfigWatcher configToStop = null;
     synchronized (this) {
       WatcherRef ref = watchers.get(key);
       if (ref == null || --ref.users > 0) {
@@ -220,6 +238,7 @@ final class WatchRegistry {
       watchers.remove(key);
       stats.activeWatches.decrementAndGet();
       toStop = ref.watcher;
+      configToStop = ref.config;
       for (WatcherObserver o : observers) {
         o.stopped(toStop);
       }
@@ -231,6 +250,7 @@ final class WatchRegistry {
       }
     }
     toStop.close();
+    configToStop.close();
     if (toClose != null) {
       SharedClient client = toClose.client;
       // After the watcher's close, already queued, so its watch is cancelled first.

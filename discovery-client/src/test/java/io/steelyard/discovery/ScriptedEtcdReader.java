@@ -85,6 +85,12 @@ final class ScriptedEtcdReader implements EtcdReader {
     return f;
   }
 
+  /** A single-key read, answered like a listing (it is one, of one key or none). */
+  @Override
+  public CompletableFuture<Listing> get(String key) {
+    return list(key);
+  }
+
   @Override
   public Watching watch(String prefix, long fromRevision, WatchCallbacks callbacks) {
     ScriptedWatch w = new ScriptedWatch(prefix, fromRevision, callbacks);

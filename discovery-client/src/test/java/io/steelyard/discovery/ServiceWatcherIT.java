@@ -140,6 +140,11 @@ class ServiceWatcherIT {
       }
 
       @Override
+      public CompletableFuture<Listing> get(String key) {
+        return real.get(key);
+      }
+
+      @Override
       public CompletableFuture<KeysAt> keysAt(String prefix, long revision) {
         return real.keysAt(prefix, revision);
       }

@@ -19,6 +19,7 @@ import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthGrpc;
 import io.grpc.protobuf.services.HealthStatusManager;
 import io.steelyard.balancer.WeightedRoundRobinStaticLoadBalancerProvider;
+import io.steelyard.discovery.EtcdNameResolverProvider;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.testkit.EtcdCluster;
 import java.io.IOException;
@@ -27,6 +28,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
@@ -99,6 +101,8 @@ class WeightedChannelIT {
               "etcd://" + etcd.endpoints().replace("http://", "") + "/weighted",
               InsecureChannelCredentials.create())
           .defaultLoadBalancingPolicy(policy)
+          // This channel's own policy while the registry holds no config, not weighted_random.
+          .setNameResolverArg(EtcdNameResolverProvider.FALLBACK_SERVICE_CONFIG, Map.of())
           .build();
       HealthGrpc.HealthBlockingStub stub = HealthGrpc.newBlockingStub(channel).withWaitForReady();
       // Both endpoints READY before counting: until then only the first one can be picked.

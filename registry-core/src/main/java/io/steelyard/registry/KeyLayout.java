@@ -14,11 +14,14 @@ import java.util.Optional;
  * keys.servicePrefix("greeter");                      // "/services/greeter/"
  * keys.instanceKey("greeter", "10.0.0.7:50051");      // "/services/greeter/10.0.0.7:50051"
  * keys.drainNoteKey("greeter", "10.0.0.7:50051");     // "/services/.drained/greeter/10.0.0.7:50051"
+ * keys.serviceConfigKey("greeter");                   // "/services/.config/greeter"
  * }</pre>
  *
  * <p>The drain notes ({@link #drainNoteKey}) live under {@code <prefix>/.drained/}: {@code
  * .drained} can never be a service name (a name starts with a letter or digit), so no listing of a
- * service's prefix ever sees them.
+ * service's prefix ever sees them. The service configs ({@link #serviceConfigKey}) live under
+ * {@code <prefix>/.config/} for the same reason: clients that list {@code <prefix>/<service>/}
+ * (Go's {@code addr|weight} clients among them) never see them.
  *
  * <p>Every method validates its service name and address first, so a bad name can never reach
  * another service's keys. Immutable and thread-safe.
@@ -30,6 +33,9 @@ public final class KeyLayout {
 
   /** The segment under the prefix that holds the drain notes. */
   private static final String DRAIN_NOTES = "/.drained/";
+
+  /** The segment under the prefix that holds the service configs. */
+  private static final String SERVICE_CONFIGS = "/.config/";
 
   private static final KeyLayout DEFAULTS = new KeyLayout(DEFAULT_PREFIX);
 
@@ -83,6 +89,16 @@ public final class KeyLayout {
   public String drainNoteKey(String service, String address) {
     Validation.checkAddress(address);
     return drainNotePrefix(service) + address;
+  }
+
+  /**
+   * {@code <prefix>/.config/<service>}: the gRPC service config operators set for {@code
+   * service}'s clients (JSON, e.g. {@code {"loadBalancingConfig":[{"weighted_least_request":{}}]}}),
+   * which the {@code etcd:} resolver hands to every channel of the service.
+   */
+  public String serviceConfigKey(String service) {
+    Validation.checkServiceName(service);
+    return prefix + SERVICE_CONFIGS + service;
   }
 
   /** {@link #servicePrefix} as bytes for jetcd. */

@@ -27,6 +27,19 @@ class KeyLayoutTest {
   }
 
   @Test
+  void serviceConfigsLieOutsideEveryServicePrefix() {
+    KeyLayout keys = KeyLayout.of("/registry");
+    assertThat(keys.serviceConfigKey("greeter"))
+        .isEqualTo("/registry/.config/greeter")
+        .doesNotStartWith(keys.servicePrefix("greeter"));
+    assertThatThrownBy(() -> keys.serviceConfigKey("../greeter"))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> keys.servicePrefix(".config"))
+        .as(".config can never be a service name")
+        .isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @Test
   void servicePrefixEndsWithSlashSoNamesDoNotOverlap() {
     KeyLayout keys = KeyLayout.defaults();
     assertThat(keys.instanceKey("greeter2", "h:1")).doesNotStartWith(keys.servicePrefix("greeter"));

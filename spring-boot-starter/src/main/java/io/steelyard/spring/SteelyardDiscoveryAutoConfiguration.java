@@ -4,13 +4,17 @@ import io.grpc.ManagedChannelBuilder;
 import io.steelyard.discovery.EtcdNameResolverProvider;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.KeyLayout;
+import java.util.List;
+import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.context.annotation.Bean;
+import org.springframework.core.env.Environment;
 import org.springframework.grpc.client.GrpcChannelBuilderCustomizer;
 
 /**
@@ -21,9 +25,13 @@ import org.springframework.grpc.client.GrpcChannelBuilderCustomizer;
  * registry hands the target to. Nothing is registered process-wide, so two application contexts
  * of one JVM (tests do that) each resolve against their own etcd and prefix.
  *
- * <p>The balancing policy is Spring gRPC's per-channel {@code default-load-balancing-policy}:
- * {@code weighted_random}, {@code weighted_round_robin_static} (or grpc's own; Spring gRPC's
- * default is {@code round_robin}, which ignores weights).
+ * <p>The balancing policy: the service config stored in the registry ({@code steelyard config
+ * set}) when there is one; else the channel's {@code default-load-balancing-policy} when the
+ * application sets it ({@code spring.grpc.client.channels.NAME.} or {@code default-channel.}),
+ * handed to the resolver as its fallback ({@link EtcdNameResolverProvider#FALLBACK_SERVICE_CONFIG});
+ * else the resolver's {@code weighted_random}. Spring gRPC's own default, {@code round_robin},
+ * which ignores weights, never applies to an {@code etcd:} channel: grpc ranks the resolver's
+ * config above a channel's default policy.
  */
 @AutoConfiguration(
     after = SteelyardEtcdAutoConfiguration.class,
@@ -43,10 +51,19 @@ public final class SteelyardDiscoveryAutoConfiguration {
 
   @Bean
   <T extends ManagedChannelBuilder<T>> GrpcChannelBuilderCustomizer<T> steelyardChannelBuilderCustomizer(
-      EtcdNameResolverProvider provider) {
+      EtcdNameResolverProvider provider, Environment environment) {
+    Binder binder = Binder.get(environment);
     return (target, builder) -> {
       try {
         builder.setNameResolverArg(EtcdNameResolverProvider.CHANNEL_PROVIDER, provider);
+        String policy = binder.bind("spring.grpc.client.channels." + target + ".default-load-balancing-policy", String.class)
+            .orElseGet(() -> binder.bind("spring.grpc.client.default-channel.default-load-balancing-policy", String.class)
+                .orElse(null));
+        if (policy != null && !policy.isBlank()) {
+          // The application's own choice stays its fallback; only Spring's implicit default yields.
+          builder.setNameResolverArg(EtcdNameResolverProvider.FALLBACK_SERVICE_CONFIG,
+              Map.of("loadBalancingConfig", List.of(Map.of(policy.strip(), Map.of()))));
+        }
       } catch (UnsupportedOperationException e) {
         // A channel builder that takes no resolver arguments cannot resolve etcd: targets either.
         logger.debug("Channel {}: its builder takes no resolver arguments", target, e);

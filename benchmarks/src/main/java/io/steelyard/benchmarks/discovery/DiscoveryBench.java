@@ -16,6 +16,7 @@ import io.steelyard.registry.EndpointWeights;
 import io.steelyard.discovery.DiscoveryStats;
 import io.steelyard.discovery.ServiceWatcher;
 import io.steelyard.discovery.Snapshot;
+import io.steelyard.discovery.EtcdNameResolverProvider;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.KeyLayout;
 import io.steelyard.registry.ServiceInstance;
@@ -26,6 +27,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.Locale;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
@@ -104,6 +106,8 @@ public final class DiscoveryBench {
       put(writer, key, "127.0.0.1:9000|1");
       ManagedChannel channel = Grpc.newChannelBuilder(target(conn, service), InsecureChannelCredentials.create())
           .defaultLoadBalancingPolicy(POLICY)
+          // The timing policy, not the resolver's weighted_random fallback (no config is stored).
+          .setNameResolverArg(EtcdNameResolverProvider.FALLBACK_SERVICE_CONFIG, Map.of())
           .build();
       channel.getState(true);
       awaitWeight(1, System.nanoTime());
@@ -229,6 +233,8 @@ public final class DiscoveryBench {
         ServiceWatcher watcher = ServiceWatcher.open(conn, KeyLayout.defaults(), service, snapshots::add)) {
       ManagedChannel channel = Grpc.newChannelBuilder(target(conn, service), InsecureChannelCredentials.create())
           .defaultLoadBalancingPolicy(POLICY)
+          // The timing policy, not the resolver's weighted_random fallback (no config is stored).
+          .setNameResolverArg(EtcdNameResolverProvider.FALLBACK_SERVICE_CONFIG, Map.of())
           .build();
       channel.getState(true);
       await(BIG_LIST.get());
@@ -306,6 +312,8 @@ public final class DiscoveryBench {
     long t1 = System.nanoTime();
     ManagedChannel channel = Grpc.newChannelBuilder(target(conn, service), InsecureChannelCredentials.create())
         .defaultLoadBalancingPolicy(POLICY)
+        // The timing policy, not the resolver's weighted_random fallback (no config is stored).
+        .setNameResolverArg(EtcdNameResolverProvider.FALLBACK_SERVICE_CONFIG, Map.of())
         .build();
     channel.getState(true);
     await(atBalancer);

@@ -1,0 +1,158 @@
+package io.steelyard.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.KeyValue;
+import io.steelyard.testkit.EtcdCluster;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code config get|set|validate|delete} against a real etcd. */
+@Timeout(60)
+class ConfigCommandsIT {
+
+  private static final String LEAST_REQUEST =
+      "{\"loadBalancingConfig\":[{\"weighted_least_request\":{\"choiceCount\":3}}]}";
+
+  @RegisterExtension static final EtcdCluster etcd = EtcdCluster.builder().build();
+
+  private static Client client;
+  private static Keyspace keys;
+  private static Cli cli;
+
+  private String service;
+
+  @BeforeAll
+  static void connect() {
+    client = Client.builder().endpoints(etcd.endpoints()).build();
+    keys = new Keyspace(client);
+    cli = Cli.withEndpoints(etcd.endpoints());
+  }
+
+  @AfterAll
+  static void disconnect() {
+    client.close();
+  }
+
+  @BeforeEach
+  void serviceNamedForTheTest(TestInfo test) {
+    service = test.getTestMethod().orElseThrow().getName();
+  }
+
+  private String key() {
+    return "/services/.config/" + service;
+  }
+
+  @Test
+  void setStoresTheConfigOutsideTheInstancePrefixAndGetPrintsIt() {
+    Cli.Result set = cli.run("config", "set", service, LEAST_REQUEST);
+
+    assertThat(set.exitCode()).as(set.toString()).isZero();
+    assertThat(set.out()).startsWith("service config of " + service + " set at revision ");
+    assertThat(keys.value(key())).isEqualTo(LEAST_REQUEST);
+    assertThat(keys.snapshot().entries()).noneMatch(e -> e.startsWith("/services/" + service + "/"));
+    Cli.Result get = cli.run("config", "get", service);
+    assertThat(get.exitCode()).as(get.toString()).isZero();
+    assertThat(get.out()).isEqualTo(LEAST_REQUEST + "\n");
+  }
+
+  @Test
+  void getSaysSoWhenThereIsNone() {
+    Cli.Result get = cli.run("config", "get", service);
+
+    assertThat(get.exitCode()).as(get.toString()).isZero();
+    assertThat(get.out()).startsWith("no service config for " + service);
+  }
+
+  @Test
+  void setReadsTheConfigFromAFileAfterAnAt(@TempDir Path dir) throws Exception {
+    Path file = dir.resolve("config.json");
+    Files.writeString(file, LEAST_REQUEST);
+
+    Cli.Result set = cli.run("config", "set", service, "@" + file);
+
+    assertThat(set.exitCode()).as(set.toString()).isZero();
+    assertThat(keys.value(key())).isEqualTo(LEAST_REQUEST);
+  }
+
+  @Test
+  void aConfigTheBalancerRefusesExitsTwoWithItsReasonAndEtcdIsUntouched() {
+    keys.put(key(), LEAST_REQUEST);
+    long before = keys.get(key()).map(KeyValue::getModRevision).orElseThrow();
+
+    Cli.Result r = cli.run("config", "set", service,
+        "{\"loadBalancingConfig\":[{\"weighted_least_request\":{\"choiceCount\":11}}]}");
+
+    assertThat(r.exitCode()).as(r.toString()).isEqualTo(2);
+    assertThat(r.err().lines().findFirst().orElseThrow())
+        .isEqualTo("steelyard: service config refused: weighted_least_request.choiceCount: 11.0 (expected: 2..10)");
+    assertThat(keys.get(key()).map(KeyValue::getModRevision)).contains(before);
+    assertThat(keys.value(key())).isEqualTo(LEAST_REQUEST);
+  }
+
+  @Test
+  void aPolicyNoClientKnowsIsRefused() {
+    Cli.Result r = cli.run("config", "set", service, "{\"loadBalancingConfig\":[{\"no_such_policy\":{}}]}");
+
+    assertThat(r.exitCode()).as(r.toString()).isEqualTo(2);
+    assertThat(r.err()).contains("no_such_policy");
+    assertThat(keys.get(key())).isEmpty();
+  }
+
+  @Test
+  void malformedJsonIsAUsageError() {
+    Cli.Result r = cli.run("config", "set", service, "{\"loadBalancingConfig\":");
+
+    assertThat(r.exitCode()).as(r.toString()).isEqualTo(2);
+    assertThat(r.err()).startsWith("steelyard: service config is not valid JSON: ");
+    assertThat(keys.get(key())).isEmpty();
+  }
+
+  @Test
+  void validateNeedsNoEtcd() {
+    Cli nowhere = Cli.withEndpoints("http://127.0.0.1:9");
+
+    Cli.Result good = nowhere.run("config", "validate", service, LEAST_REQUEST);
+    Cli.Result bad = nowhere.run("config", "validate", service,
+        "{\"loadBalancingConfig\":[{\"weighted_random\":{\"slowStart\":{\"window\":\"-3s\"}}}]}");
+
+    assertThat(good.exitCode()).as(good.toString()).isZero();
+    assertThat(good.out()).isEqualTo("service config for " + service + " is valid\n");
+    assertThat(bad.exitCode()).as(bad.toString()).isEqualTo(2);
+    assertThat(bad.err()).contains("weighted_random.slowStart.window: -3s");
+  }
+
+  @Test
+  void deleteRemovesTheConfigAndSaysWhenThereWasNone() {
+    keys.put(key(), LEAST_REQUEST);
+
+    Cli.Result first = cli.run("config", "delete", service);
+    Cli.Result second = cli.run("config", "delete", service);
+
+    assertThat(first.exitCode()).as(first.toString()).isZero();
+    assertThat(first.out()).isEqualTo("service config of " + service + " deleted\n");
+    assertThat(keys.get(key())).isEmpty();
+    assertThat(second.exitCode()).isZero();
+    assertThat(second.out()).startsWith("no service config for " + service);
+  }
+
+  @Test
+  void aBadServiceNameIsAUsageError() {
+    long before = keys.snapshot().revision();
+
+    Cli.Result r = cli.run("config", "set", "../greeter", LEAST_REQUEST);
+
+    assertThat(r.exitCode()).as(r.toString()).isEqualTo(2);
+    assertThat(r.err()).startsWith("steelyard: service: '../greeter'");
+    assertThat(keys.snapshot().revision()).as("nothing written").isEqualTo(before);
+  }
+}

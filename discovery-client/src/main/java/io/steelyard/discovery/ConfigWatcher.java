@@ -1,0 +1,275 @@
+package io.steelyard.discovery;
+
+import io.steelyard.discovery.EtcdReader.Event;
+import io.steelyard.discovery.EtcdReader.KeyVersion;
+import io.steelyard.discovery.EtcdReader.Listing;
+import io.steelyard.discovery.EtcdReader.WatchBatch;
+import io.steelyard.registry.KeyLayout;
+import io.steelyard.registry.internal.Backoff;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+import javax.annotation.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Follows one service's stored service config ({@link KeyLayout#serviceConfigKey}) for every
+ * channel of the process that resolves the service: read the key, then watch it from the read's
+ * revision + 1; on any watch failure, back off and read again (a single key needs no history
+ * check: one read is the whole state); re-read on the {@link PrefixWatcher}'s re-list interval as
+ * a safety net. A failure keeps the last value (stale-serving, as for instances).
+ *
+ * <p>It is a watch of its own, next to the instance watch, on the same shared etcd client: one
+ * key, so its events are a few bytes whatever the service's size, and it never delays or
+ * re-lists the instance list. It starts with its first listener, so a plain {@link
+ * ServiceWatcher} costs no config watch.
+ *
+ * <p>The watch covers {@code <key>} as a prefix (the reader's only kind of watch); events of
+ * longer keys ({@code greeter2} next to {@code greeter}) are skipped, and so are such keys in a
+ * read (a scripted reader answers a read like a listing).
+ *
+ * <p>Threading: every field but the listeners and the flags is touched only on {@link
+ * #scheduler}, the watchers' serial executor; listeners are called there.
+ */
+final class ConfigWatcher {
+
+  private static final Logger logger = LoggerFactory.getLogger(ConfigWatcher.class);
+
+  private final ClientSource clients;
+  private final String service;
+  private final String endpoints;
+  private final String key;
+  private final Scheduler scheduler;
+  private final Backoff backoff;
+  private final long rereadNanos;
+  private final List<Consumer<RegistryConfig>> listeners = new CopyOnWriteArrayList<>();
+  private final AtomicBoolean started = new AtomicBoolean();
+  private final AtomicLong reportedBadRevision = new AtomicLong(-1);
+  private final AtomicBoolean fallbackAnnounced = new AtomicBoolean();
+
+  // Scheduler only.
+  private RegistryConfig view = RegistryConfig.UNKNOWN;
+  private long revision;
+  private int attempt;
+  private int failures;
+  private boolean closed;
+  @Nullable private EtcdReader.Watching watching;
+  @Nullable private Future<?> retry;
+  @Nullable private Future<?> reread;
+
+  ConfigWatcher(
+      ClientSource clients, String endpoints, KeyLayout layout, String service,
+      WatcherConfig config, Scheduler scheduler, Random random) {
+    this.clients = clients;
+    this.service = service;
+    this.endpoints = endpoints;
+    this.key = layout.serviceConfigKey(service);
+    this.scheduler = scheduler;
+    this.backoff = new Backoff(
+        Duration.ofNanos(config.backoffInitialNanos()), Duration.ofNanos(config.backoffMaxNanos()),
+        0.2, random);
+    this.rereadNanos = config.relistIntervalNanos();
+  }
+
+  /**
+   * Adds {@code listener}, starting the watch if it is the first; it is handed the current view
+   * (if the key was read) and every change after, on the scheduler.
+   */
+  void addListener(Consumer<RegistryConfig> listener) {
+    listeners.add(listener);
+    if (started.compareAndSet(false, true)) {
+      scheduler.execute(this::read);
+    }
+    scheduler.execute(() -> {
+      if (!closed && view.settled() && listeners.contains(listener)) {
+        listener.accept(view);
+      }
+    });
+  }
+
+  void removeListener(Consumer<RegistryConfig> listener) {
+    listeners.remove(listener);
+  }
+
+  /**
+   * Whether the caller is the first to report the config at {@code modRevision} as bad: many
+   * channels share this watcher, and the operator needs one log line per bad revision, not one
+   * per channel. Any thread.
+   */
+  boolean firstToReport(long modRevision) {
+    long last = reportedBadRevision.get();
+    return last != modRevision && reportedBadRevision.compareAndSet(last, modRevision);
+  }
+
+  /**
+   * Whether the caller is the first to say that channels of this service run on the resolver's
+   * fallback: once per watcher, not once per channel. Any thread.
+   */
+  boolean firstToAnnounceFallback() {
+    return fallbackAnnounced.compareAndSet(false, true);
+  }
+
+  void close() {
+    scheduler.execute(() -> {
+      closed = true;
+      attempt++;
+      stopWatch();
+      cancel(retry);
+      cancel(reread);
+    });
+  }
+
+  private void read() {
+    if (closed) {
+      return;
+    }
+    int a = ++attempt;
+    stopWatch();
+    cancel(reread);
+    EtcdReader reader;
+    CompletableFuture<Listing> answer;
+    try {
+      reader = clients.reader();
+      answer = reader.get(key);
+    } catch (RuntimeException e) { // a closed client throws synchronously
+      failed(a, e);
+      return;
+    }
+    answer.whenComplete((listing, err) -> scheduler.execute(() -> {
+      if (a != attempt || closed) {
+        return;
+      }
+      if (err != null) {
+        failed(a, err);
+      } else {
+        onRead(a, reader, listing);
+      }
+    }));
+  }
+
+  private void onRead(int a, EtcdReader reader, Listing listing) {
+    RegistryConfig read = RegistryConfig.ABSENT;
+    for (KeyVersion kv : listing.keys()) {
+      if (kv.key().equals(key)) {
+        read = RegistryConfig.present(new String(kv.value(), StandardCharsets.UTF_8), kv.modRevision());
+      }
+    }
+    revision = listing.revision();
+    if (failures > 0) {
+      logger.info("Reading the service config of {} at {} again", service, endpoints);
+    }
+    failures = 0;
+    update(read);
+    reread = scheduler.schedule(this::read, rereadNanos, TimeUnit.NANOSECONDS);
+    try {
+      watching = reader.watch(key, revision + 1, new EtcdReader.WatchCallbacks() {
+        @Override
+        public void onBatch(WatchBatch batch) {
+          scheduler.execute(() -> {
+            if (a == attempt && !closed) {
+              applyBatch(batch);
+            }
+          });
+        }
+
+        @Override
+        public void onCompacted(long compactedRevision) {
+          onError(new IllegalStateException("watch compacted at revision " + compactedRevision));
+        }
+
+        @Override
+        public void onError(Throwable error) {
+          scheduler.execute(() -> failed(a, error));
+        }
+
+        @Override
+        public void onCompleted() {
+          onError(new IllegalStateException("watch closed by etcd client"));
+        }
+      });
+    } catch (RuntimeException e) {
+      failed(a, e);
+    }
+  }
+
+  private void applyBatch(WatchBatch batch) {
+    RegistryConfig next = view;
+    for (Event event : batch.events()) {
+      KeyVersion kv = event.kv();
+      revision = Math.max(revision, kv.modRevision());
+      if (!kv.key().equals(key)) {
+        continue;
+      }
+      next = event.delete()
+          ? RegistryConfig.ABSENT
+          : RegistryConfig.present(new String(kv.value(), StandardCharsets.UTF_8), kv.modRevision());
+    }
+    update(next);
+  }
+
+  private void failed(int a, Throwable err) {
+    if (a != attempt || closed) {
+      return;
+    }
+    int n = ++attempt;
+    stopWatch();
+    cancel(reread);
+    if (failures++ == 0) {
+      logger.warn("Cannot follow the service config of {} at {} ({}); keeping {} and retrying",
+          service, endpoints, err.toString(),
+          view.state() == RegistryConfig.State.PRESENT ? "the config read before" : "none");
+    } else {
+      logger.debug("Reading the service config of {} failed again", service, err);
+    }
+    if (!view.settled()) {
+      update(RegistryConfig.UNREADABLE); // channels go on without it rather than wait
+    }
+    long delay = backoff.delayNanos(Math.min(failures - 1, 30));
+    retry = scheduler.schedule(() -> {
+      if (n == attempt && !closed) {
+        read();
+      }
+    }, delay, TimeUnit.NANOSECONDS);
+  }
+
+  private void update(RegistryConfig next) {
+    if (next.equals(view)) {
+      return;
+    }
+    view = next;
+    for (Consumer<RegistryConfig> l : listeners) {
+      try {
+        l.accept(next);
+      } catch (RuntimeException e) {
+        logger.warn("A listener of the service config of {} failed", service, e);
+      }
+    }
+  }
+
+  private void stopWatch() {
+    if (watching != null) {
+      watching.cancel();
+      watching = null;
+    }
+  }
+
+  private static void cancel(@Nullable Future<?> f) {
+    if (f != null) {
+      f.cancel(false);
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "ConfigWatcher{service=" + service + ", etcd=" + endpoints + ", key=" + key + "}";
+  }
+}

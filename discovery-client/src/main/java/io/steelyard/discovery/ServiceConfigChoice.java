@@ -1,0 +1,149 @@
+package io.steelyard.discovery;
+
+import io.grpc.NameResolver.ConfigOrError;
+import io.grpc.NameResolver.ServiceConfigParser;
+import io.steelyard.registry.ServiceConfigJson;
+import java.util.Map;
+import java.util.function.BooleanSupplier;
+import java.util.function.LongPredicate;
+import javax.annotation.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Which service config one channel's resolver hands grpc, from what the registry holds: the
+ * stored config once the channel's own parser accepted it (grpc's {@code parseServiceConfig},
+ * which runs the balancer providers' {@code parseLoadBalancingPolicyConfig}: the same code
+ * {@code steelyard config set} validates with); the last accepted one when a newer stored config
+ * is refused (logged once per refused revision for all channels of the process); the resolver's
+ * fallback when none is stored. With no fallback and nothing stored it hands grpc nothing, so
+ * the channel's own {@code defaultServiceConfig} and then {@code defaultLoadBalancingPolicy}
+ * apply (grpc's rule).
+ *
+ * <p>Threading: the channel's SynchronizationContext only.
+ */
+final class ServiceConfigChoice {
+
+  private static final Logger logger = LoggerFactory.getLogger(ServiceConfigChoice.class);
+
+  private final String service;
+  @Nullable private final ServiceConfigParser parser;
+  @Nullable private final Map<String, ?> fallback;
+  private final LongPredicate firstToReport;
+  private final BooleanSupplier firstToAnnounceFallback;
+
+  private RegistryConfig seen = RegistryConfig.UNKNOWN;
+  @Nullable private ConfigOrError accepted;
+  private long acceptedRevision;
+  @Nullable private String acceptedJson;
+  @Nullable private ConfigOrError fallbackParsed;
+  @Nullable private ConfigOrError effective;
+
+  /**
+   * @param parser the channel's parser ({@link io.grpc.NameResolver.Args#getServiceConfigParser});
+   *     null hands grpc no service config at all
+   * @param fallback the service config while none is stored; null or empty for none
+   * @param firstToReport whether a refused config at a mod revision is to be logged (shared by
+   *     every channel of the service, see {@link ConfigWatcher#firstToReport})
+   */
+  ServiceConfigChoice(
+      String service,
+      @Nullable ServiceConfigParser parser,
+      @Nullable Map<String, ?> fallback,
+      LongPredicate firstToReport) {
+    this(service, parser, fallback, firstToReport, () -> false);
+  }
+
+  /** @param firstToAnnounceFallback whether to log that the fallback is in force (once per service) */
+  ServiceConfigChoice(
+      String service,
+      @Nullable ServiceConfigParser parser,
+      @Nullable Map<String, ?> fallback,
+      LongPredicate firstToReport,
+      BooleanSupplier firstToAnnounceFallback) {
+    this.service = service;
+    this.parser = parser;
+    this.fallback = fallback == null || fallback.isEmpty() ? null : fallback;
+    this.firstToReport = firstToReport;
+    this.firstToAnnounceFallback = firstToAnnounceFallback;
+  }
+
+  /** Whether the registry's answer is in (or reading it failed): a resolver may publish. */
+  boolean settled() {
+    return seen.settled();
+  }
+
+  /** The service config to hand grpc now; null for none. */
+  @Nullable
+  ConfigOrError effective() {
+    return effective;
+  }
+
+  /** Takes in what the registry holds; returns whether {@link #effective()} changed. */
+  boolean update(RegistryConfig config) {
+    seen = config;
+    if (parser == null || !config.settled()) {
+      return false;
+    }
+    switch (config.state()) {
+      case UNKNOWN, UNREADABLE -> { } // keep what is in force
+      case ABSENT -> accepted = null;
+      case PRESENT -> accept(config);
+    }
+    ConfigOrError next = accepted != null ? accepted : fallback();
+    if (next != null && next == fallbackParsed && next != effective
+        && firstToAnnounceFallback.getAsBoolean()) {
+      // grpc ranks a resolver's config above the channel's own defaults: say so where it shows.
+      logger.info("No service config stored for {}: its channels use the resolver's fallback {},"
+          + " which outranks a channel's defaultLoadBalancingPolicy and defaultServiceConfig"
+          + " (EtcdNameResolverProvider.FALLBACK_SERVICE_CONFIG; docs/balancer.md)", service, fallback);
+    }
+    boolean changed = next != effective;
+    effective = next;
+    return changed;
+  }
+
+  private void accept(RegistryConfig config) {
+    if (accepted != null
+        && (config.modRevision() == acceptedRevision || config.json().equals(acceptedJson))) {
+      acceptedRevision = config.modRevision(); // the same text again: nothing for grpc to do
+      return;
+    }
+    String why;
+    try {
+      ConfigOrError parsed = parser.parseServiceConfig(ServiceConfigJson.parse(config.json()));
+      if (parsed.getError() == null) {
+        accepted = parsed;
+        acceptedRevision = config.modRevision();
+        acceptedJson = config.json();
+        return;
+      }
+      why = parsed.getError().getDescription() != null
+          ? parsed.getError().getDescription() : parsed.getError().toString();
+    } catch (IllegalArgumentException e) {
+      why = e.getMessage();
+    }
+    if (firstToReport.test(config.modRevision())) {
+      logger.warn("Ignoring the service config of {} stored at revision {}: {}; keeping {}",
+          service, config.modRevision(), why,
+          accepted != null
+              ? "the one of revision " + acceptedRevision
+              : fallback != null ? "the resolver's fallback " + fallback : "the channel's default");
+    }
+  }
+
+  @Nullable
+  private ConfigOrError fallback() {
+    if (fallback == null) {
+      return null;
+    }
+    if (fallbackParsed == null) {
+      fallbackParsed = parser.parseServiceConfig(fallback);
+      if (fallbackParsed.getError() != null) {
+        logger.warn("The fallback service config {} of {} is refused ({}); handing grpc none",
+            fallback, service, fallbackParsed.getError());
+      }
+    }
+    return fallbackParsed.getError() == null ? fallbackParsed : null;
+  }
+}

@@ -1,0 +1,134 @@
+package io.steelyard.discovery;
+
+import static io.steelyard.discovery.ScriptedEtcdReader.kv;
+import static io.steelyard.discovery.ScriptedEtcdReader.listing;
+import static io.steelyard.discovery.ScriptedEtcdReader.put;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.steelyard.registry.KeyLayout;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/** {@link ConfigWatcher} under fake time, over a scripted etcd. */
+class ConfigWatcherTest {
+
+  private static final String KEY = "/services/.config/greeter";
+  private static final String CONFIG = "{\"loadBalancingConfig\":[{\"weighted_random\":{}}]}";
+
+  private final InlineFakeScheduler scheduler = new InlineFakeScheduler();
+  private final ScriptedEtcdReader etcd = new ScriptedEtcdReader("etcd");
+  private final ClientSource clients = new ClientSource() {
+    @Override
+    public EtcdReader reader() {
+      return etcd;
+    }
+
+    @Override
+    public void renew(EtcdReader failed) {}
+  };
+  private final ConfigWatcher watcher = new ConfigWatcher(
+      clients, "http://etcd:2379", KeyLayout.defaults(), "greeter", WatcherConfig.DEFAULTS,
+      scheduler, new Random(1));
+  private final List<RegistryConfig> seen = new ArrayList<>();
+
+  @Test
+  void readsNothingUntilItsFirstListener() {
+    assertThat(etcd.lists).isEmpty();
+
+    watcher.addListener(seen::add);
+
+    assertThat(etcd.lists).hasSize(1);
+  }
+
+  @Test
+  void aStoredConfigIsHandedOverThenWatchedFromTheNextRevision() {
+    watcher.addListener(seen::add);
+
+    etcd.pendingList().complete(listing(7, kv(KEY, CONFIG, 5)));
+
+    assertThat(seen).containsExactly(RegistryConfig.present(CONFIG, 5));
+    assertThat(etcd.openWatch().prefix).isEqualTo(KEY);
+    assertThat(etcd.openWatch().fromRevision).isEqualTo(8);
+  }
+
+  @Test
+  void aLongerKeyUnderTheSamePrefixIsNotThisServicesConfig() {
+    watcher.addListener(seen::add);
+
+    etcd.pendingList().complete(listing(7, kv(KEY + "2", CONFIG, 5)));
+    etcd.openWatch().events(8, put(KEY + "-canary", CONFIG, 8));
+
+    assertThat(seen).containsExactly(RegistryConfig.ABSENT);
+  }
+
+  @Test
+  void changesAndADeleteArriveInOrder() {
+    watcher.addListener(seen::add);
+    etcd.pendingList().complete(listing(7));
+
+    etcd.openWatch().events(8, put(KEY, CONFIG, 8));
+    etcd.openWatch().events(9, EtcdReader.Event.delete(KEY, 9));
+
+    assertThat(seen).containsExactly(
+        RegistryConfig.ABSENT, RegistryConfig.present(CONFIG, 8), RegistryConfig.ABSENT);
+  }
+
+  @Test
+  void aFailedFirstReadSettlesAsUnreadableSoChannelsDoNotWait() {
+    watcher.addListener(seen::add);
+
+    etcd.pendingList().completeExceptionally(new IllegalStateException("permission denied"));
+
+    assertThat(seen).containsExactly(RegistryConfig.UNREADABLE);
+  }
+
+  @Test
+  void aBrokenWatchKeepsTheConfigAndReadsAgainAfterABackoff() {
+    watcher.addListener(seen::add);
+    etcd.pendingList().complete(listing(7, kv(KEY, CONFIG, 5)));
+
+    etcd.openWatch().fail(new IllegalStateException("etcd went away"));
+    assertThat(etcd.watches.get(0).cancelled).isTrue();
+    assertThat(etcd.lists).hasSize(1);
+    scheduler.forward(WatcherDefaults.BACKOFF_MAX_MILLIS, TimeUnit.MILLISECONDS);
+    assertThat(etcd.lists).hasSize(2);
+    etcd.pendingList().complete(listing(12, kv(KEY, "{}", 11)));
+
+    assertThat(seen).containsExactly(RegistryConfig.present(CONFIG, 5), RegistryConfig.present("{}", 11));
+    assertThat(etcd.openWatch().fromRevision).isEqualTo(13);
+  }
+
+  @Test
+  void aLateListenerIsGreetedWithTheCurrentConfig() {
+    watcher.addListener(seen::add);
+    etcd.pendingList().complete(listing(7, kv(KEY, CONFIG, 5)));
+    List<RegistryConfig> late = new ArrayList<>();
+
+    watcher.addListener(late::add);
+
+    assertThat(late).containsExactly(RegistryConfig.present(CONFIG, 5));
+    assertThat(etcd.lists).hasSize(1);
+  }
+
+  @Test
+  void eachBadRevisionIsReportedByOneChannelOnly() {
+    assertThat(watcher.firstToReport(5)).isTrue();
+    assertThat(watcher.firstToReport(5)).isFalse();
+    assertThat(watcher.firstToReport(6)).isTrue();
+  }
+
+  @Test
+  void nothingIsReadOrWatchedAfterClose() {
+    watcher.addListener(seen::add);
+    etcd.pendingList().complete(listing(7));
+
+    watcher.close();
+
+    assertThat(etcd.watches.get(0).cancelled).isTrue();
+    scheduler.forward(10, TimeUnit.MINUTES);
+    assertThat(etcd.lists).hasSize(1);
+  }
+}
