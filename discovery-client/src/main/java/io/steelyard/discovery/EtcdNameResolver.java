@@ -3,12 +3,14 @@ package io.steelyard.discovery;
 import com.google.common.annotations.VisibleForTesting;
 import com.google.common.net.HostAndPort;
 import com.google.common.net.InetAddresses;
+import io.grpc.Attributes;
 import io.grpc.EquivalentAddressGroup;
 import io.grpc.NameResolver;
 import io.grpc.Status;
 import io.grpc.StatusOr;
 import io.grpc.SynchronizationContext;
 import io.steelyard.registry.EndpointWeights;
+import io.steelyard.registry.Localities;
 import io.steelyard.registry.RegistryException;
 import io.steelyard.registry.ServiceInstance;
 import java.net.InetAddress;
@@ -50,6 +52,8 @@ final class EtcdNameResolver extends NameResolver {
   @Nullable private final Status invalid;
   private final SynchronizationContext syncContext;
   private final Executor dnsExecutor;
+  /** The resolution attributes: the caller's zone when known, else empty. */
+  private final Attributes attributes;
 
   static final long MIN_DNS_REFRESH_MILLIS = 5_000;
 
@@ -93,6 +97,24 @@ final class EtcdNameResolver extends NameResolver {
       Source source,
       SynchronizationContext syncContext,
       @Nullable Executor dnsExecutor) {
+    this(authority, description, source, syncContext, dnsExecutor, null);
+  }
+
+  /**
+   * As above, telling the balancer the caller's zone ({@link Localities#CALLER_ZONE}) with every
+   * resolution; null: none.
+   */
+  EtcdNameResolver(
+      String authority,
+      String description,
+      Source source,
+      SynchronizationContext syncContext,
+      @Nullable Executor dnsExecutor,
+      @Nullable String callerZone) {
+    this.attributes =
+        callerZone == null
+            ? Attributes.EMPTY
+            : Attributes.newBuilder().set(Localities.CALLER_ZONE, callerZone).build();
     this.authority = authority;
     this.description = description;
     this.source = source;
@@ -107,6 +129,7 @@ final class EtcdNameResolver extends NameResolver {
     this.description = authority;
     this.source = null;
     this.invalid = invalid;
+    this.attributes = Attributes.EMPTY;
     this.syncContext = syncContext;
     this.dnsExecutor = THREAD_PER_LOOKUP; // never used: it resolves nothing
   }
@@ -215,7 +238,10 @@ final class EtcdNameResolver extends NameResolver {
     }
     pushed = snapshot;
     Status accepted = listener.onResult2(
-        ResolutionResult.newBuilder().setAddressesOrError(StatusOr.fromValue(eags)).build());
+        ResolutionResult.newBuilder()
+            .setAddressesOrError(StatusOr.fromValue(eags))
+            .setAttributes(attributes)
+            .build());
     if (!accepted.isOk()) {
       // The watch pushes the next change by itself; nothing to retry here.
       logger.debug("Channel for {} did not accept {} addresses: {}", description, eags.size(), accepted);
