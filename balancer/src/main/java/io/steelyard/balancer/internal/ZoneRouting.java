@@ -124,7 +124,9 @@ final class ZoneRouting {
     int localCount = local == null ? 0 : local.size();
     if (localCount < zr.minLocalEndpoints()) {
       if (!localPanic) {
-        logger.warn(
+        // INFO, not WARN: also what every channel sees for a moment while it connects, when a
+        // server of another zone is READY first.
+        logger.info(
             "{}: zone {} has {} READY endpoints, below minLocalEndpoints {}; routing to every zone",
             policyName, caller, localCount, zr.minLocalEndpoints());
         localPanic = true;
