@@ -3,6 +3,7 @@ package io.steelyard.cli;
 import io.steelyard.agent.RegistrationState;
 import io.steelyard.agent.ServiceRegistration;
 import io.steelyard.agent.ServiceRegistrationBuilder;
+import io.steelyard.registry.Localities;
 import io.steelyard.registry.RegistryException;
 import io.steelyard.registry.ValueCodec;
 import io.steelyard.registry.ValueFormat;
@@ -37,7 +38,9 @@ import picocli.CommandLine.Parameters;
       "Examples:",
       "  steelyard register greeter 10.0.0.7:50051 --weight 5",
       "  steelyard register greeter 10.0.0.7:50051 --ttl 5s \\",
-      "      --meta zone=eu-1 --meta version=2"
+      "      --meta zone=eu-1 --meta version=2",
+      "  steelyard register greeter 10.0.0.8:50051 --zone eu-west-1a \\",
+      "      --region eu-west-1"
     })
 final class RegisterCommand extends CliCommand {
 
@@ -87,6 +90,28 @@ final class RegisterCommand extends CliCommand {
       paramLabel = "KEY=VALUE",
       description = {"Metadata (json format only), repeatable.", "Example: --meta zone=eu-1"})
   List<String> meta = List.of();
+
+  @Option(
+      names = "--zone",
+      paramLabel = "ZONE",
+      description = {
+        "Zone the instance runs in: metadata zone=ZONE",
+        "(json format), read by zone-aware callers and",
+        "the xDS server. Example: --zone eu-west-1a"
+      })
+  @Nullable
+  String zone;
+
+  @Option(
+      names = "--region",
+      paramLabel = "REGION",
+      description = {
+        "Region the instance runs in: metadata",
+        "region=REGION (json format).",
+        "Example: --region eu-west-1"
+      })
+  @Nullable
+  String region;
 
   @Override
   public Integer call() {
@@ -189,11 +214,25 @@ final class RegisterCommand extends CliCommand {
         throw new IllegalArgumentException("meta: key '" + k + "' given twice");
       }
     }
+    locality(out, Localities.ZONE_KEY, zone);
+    locality(out, Localities.REGION_KEY, region);
     if (!out.isEmpty() && format == Format.pipe) {
       throw new IllegalArgumentException(
           "meta: the pipe format cannot carry metadata (expected: --format json)");
     }
     return out;
+  }
+
+  /** Adds {@code --zone}/{@code --region} to the metadata; also given with --meta is an error. */
+  private static void locality(Map<String, String> metadata, String key, @Nullable String value) {
+    if (value == null) {
+      return;
+    }
+    Localities.checkName(key, value);
+    if (metadata.put(key, value) != null) {
+      throw new IllegalArgumentException(
+          key + ": given with --" + key + " and --meta " + key + "= (expected: one of them)");
+    }
   }
 
   // Runs on the registration's thread (the only one touching wasRecovering): print, never block.

@@ -108,6 +108,29 @@ class InvalidInputIT {
     assertRefused(command, "steelyard: ");
   }
 
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("badLocalities")
+  void badZoneOrRegionIsRefusedWithExitTwoAndTouchesNothing(String error, String[] command) {
+    assertRefused(command, "steelyard: " + error);
+  }
+
+  static Stream<Arguments> badLocalities() {
+    String[] register = {"register", "greeter", "10.0.0.7:50051"};
+    return Stream.of(
+        Arguments.of("zone: 'eu 1'", concat(register, "--zone", "eu 1")),
+        Arguments.of("region: ''", concat(register, "--region", "")),
+        Arguments.of("zone: given with --zone and --meta zone=",
+            concat(register, "--zone", "a", "--meta", "zone=b")),
+        Arguments.of("meta: the pipe format cannot carry metadata",
+            concat(register, "--zone", "a", "--format", "pipe")));
+  }
+
+  private static String[] concat(String[] head, String... tail) {
+    String[] all = java.util.Arrays.copyOf(head, head.length + tail.length);
+    System.arraycopy(tail, 0, all, head.length, tail.length);
+    return all;
+  }
+
   private static void assertRefused(String[] command, String errorStart) {
     Keyspace.Snapshot before = keys.snapshot();
 

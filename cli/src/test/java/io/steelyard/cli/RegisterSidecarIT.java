@@ -55,11 +55,12 @@ class RegisterSidecarIT {
     String key = "/services/sigterm/10.0.0.7:50051";
     Process sidecar =
         sidecar("register", "sigterm", "10.0.0.7:50051", "--weight", "5", "--ttl", "30s",
-            "--meta", "zone=a");
+            "--meta", "version=2", "--zone", "eu-1a", "--region", "eu-1");
     awaitRegistered(sidecar, key);
 
     assertThat(keys.value(key))
-        .isEqualTo("{\"Op\":0,\"Addr\":\"10.0.0.7:50051\",\"Metadata\":{\"weight\":5,\"zone\":\"a\"}}");
+        .isEqualTo("{\"Op\":0,\"Addr\":\"10.0.0.7:50051\",\"Metadata\":"
+            + "{\"region\":\"eu-1\",\"version\":\"2\",\"weight\":5,\"zone\":\"eu-1a\"}}");
     assertThat(keys.get(key).orElseThrow().getLease()).isNotZero();
 
     sidecar.destroy(); // SIGTERM

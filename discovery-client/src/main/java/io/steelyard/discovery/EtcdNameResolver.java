@@ -3,6 +3,7 @@ package io.steelyard.discovery;
 import com.google.common.annotations.VisibleForTesting;
 import com.google.common.net.HostAndPort;
 import com.google.common.net.InetAddresses;
+import io.grpc.Attributes;
 import io.grpc.EquivalentAddressGroup;
 import io.grpc.NameResolver;
 import io.grpc.NameResolver.ConfigOrError;
@@ -11,6 +12,7 @@ import io.grpc.Status;
 import io.grpc.StatusOr;
 import io.grpc.SynchronizationContext;
 import io.steelyard.registry.EndpointWeights;
+import io.steelyard.registry.Localities;
 import io.steelyard.registry.RegistryException;
 import io.steelyard.registry.ServiceInstance;
 import java.net.InetAddress;
@@ -60,6 +62,8 @@ final class EtcdNameResolver extends NameResolver {
   private final SynchronizationContext syncContext;
   private final Executor dnsExecutor;
   private final ServiceConfigChoice serviceConfig;
+  /** The resolution attributes: the caller's zone when known, else empty. */
+  private final Attributes attributes;
 
   static final long MIN_DNS_REFRESH_MILLIS = 5_000;
 
@@ -107,12 +111,14 @@ final class EtcdNameResolver extends NameResolver {
       Source source,
       SynchronizationContext syncContext,
       @Nullable Executor dnsExecutor) {
-    this(authority, description, source, syncContext, dnsExecutor, null, null);
+    this(authority, description, source, syncContext, dnsExecutor, null, null, null);
   }
 
   /**
    * @param configParser the channel's service config parser; null hands grpc no service config
    * @param fallbackConfig the service config while the registry holds none; null for none
+   * @param callerZone the caller's zone, told to the balancer ({@link Localities#CALLER_ZONE})
+   *     with every resolution; null: none
    */
   EtcdNameResolver(
       String authority,
@@ -121,7 +127,12 @@ final class EtcdNameResolver extends NameResolver {
       SynchronizationContext syncContext,
       @Nullable Executor dnsExecutor,
       @Nullable ServiceConfigParser configParser,
-      @Nullable Map<String, ?> fallbackConfig) {
+      @Nullable Map<String, ?> fallbackConfig,
+      @Nullable String callerZone) {
+    this.attributes =
+        callerZone == null
+            ? Attributes.EMPTY
+            : Attributes.newBuilder().set(Localities.CALLER_ZONE, callerZone).build();
     this.authority = authority;
     this.description = description;
     this.source = source;
@@ -140,6 +151,7 @@ final class EtcdNameResolver extends NameResolver {
     this.description = authority;
     this.source = null;
     this.invalid = invalid;
+    this.attributes = Attributes.EMPTY;
     this.syncContext = syncContext;
     this.dnsExecutor = THREAD_PER_LOOKUP; // never used: it resolves nothing
     this.serviceConfig = new ServiceConfigChoice(authority, null, null, revision -> false);
@@ -282,7 +294,9 @@ final class EtcdNameResolver extends NameResolver {
     pushed = snapshot;
     pushedGroups = eags;
     ResolutionResult.Builder result =
-        ResolutionResult.newBuilder().setAddressesOrError(StatusOr.fromValue(eags));
+        ResolutionResult.newBuilder()
+            .setAddressesOrError(StatusOr.fromValue(eags))
+            .setAttributes(attributes);
     ConfigOrError config = serviceConfig.effective();
     if (config != null) {
       result.setServiceConfig(config);

@@ -9,6 +9,7 @@ import io.grpc.NameResolverProvider;
 import io.grpc.Status;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.KeyLayout;
+import io.steelyard.registry.Localities;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.net.URI;
@@ -16,6 +17,7 @@ import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import javax.annotation.Nullable;
 import org.slf4j.Logger;
@@ -45,7 +47,14 @@ import org.slf4j.LoggerFactory;
  * its instances and one of its service config ({@code <prefix>/.config/<service>}, set with
  * {@code steelyard config set}), which each result hands grpc as the service config, as grpc's
  * DNS resolver does with TXT records; see {@link #FALLBACK_SERVICE_CONFIG} for a service without one.
- * Addresses carry their weight and metadata ({@link io.steelyard.registry.EndpointWeights}).
+ *
+ * <p><b>The caller's zone</b>, for zone-aware routing ({@code docs/localities.md}): the target's
+ * {@code ?zone=} ({@code etcd:///greeter?zone=eu-1a}), else the provider's {@link Builder#zone},
+ * else the environment variable {@value Localities#ZONE_ENV}, read once when the provider is
+ * made. The resolver hands it to the balancer as the {@link Localities#CALLER_ZONE} attribute of
+ * every resolution; none of them set, the attribute is absent and balancing is zone-blind.
+ *
+ * <p>Addresses carry their weight and metadata ({@link io.steelyard.registry.EndpointWeights}).
  * This provider never throws: a target it cannot serve yields a resolver that fails the
  * channel's calls with a status naming the target and the expected form.
  */
@@ -133,18 +142,25 @@ public final class EtcdNameResolverProvider extends NameResolverProvider {
       Map.of("loadBalancingConfig", List.of(Map.of(FALLBACK_POLICY, Map.of())));
 
   @Nullable private final EtcdConnection connection;
+  @Nullable private final String zone;
   private final KeyLayout layout;
   private final int priority;
   private final WatcherConfig config;
 
   /** The instance listed in {@code META-INF/services}: etcd from the environment, default layout. */
   public EtcdNameResolverProvider() {
-    this(null, KeyLayout.defaults(), DEFAULT_PRIORITY, WatcherConfig.DEFAULTS);
+    this(null, KeyLayout.defaults(), DEFAULT_PRIORITY, WatcherConfig.DEFAULTS,
+        zoneFrom(System::getenv));
   }
 
   private EtcdNameResolverProvider(
-      @Nullable EtcdConnection connection, KeyLayout layout, int priority, WatcherConfig config) {
+      @Nullable EtcdConnection connection,
+      KeyLayout layout,
+      int priority,
+      WatcherConfig config,
+      @Nullable String zone) {
     this.connection = connection;
+    this.zone = zone;
     this.layout = layout;
     this.priority = priority;
     this.config = config;
@@ -152,6 +168,23 @@ public final class EtcdNameResolverProvider extends NameResolverProvider {
 
   public static Builder builder() {
     return new Builder();
+  }
+
+  /**
+   * The caller's zone from {@code environment}'s {@value Localities#ZONE_ENV}, or null when unset
+   * or empty; an invalid value is ignored with a logged warning (a provider never throws).
+   */
+  static String zoneFrom(Function<String, String> environment) {
+    String value = environment.apply(Localities.ZONE_ENV);
+    if (value == null || value.isEmpty()) {
+      return null;
+    }
+    try {
+      return Localities.checkName(Localities.ZONE_ENV, value);
+    } catch (IllegalArgumentException e) {
+      logger.warn("Ignoring the caller zone: {}", e.getMessage());
+      return null;
+    }
   }
 
   @Override
@@ -207,7 +240,8 @@ public final class EtcdNameResolverProvider extends NameResolverProvider {
           args.getSynchronizationContext(),
           args.getOffloadExecutor(),
           args.getServiceConfigParser(),
-          fallbackConfig(args));
+          fallbackConfig(args),
+          target.zone() != null ? target.zone() : zone);
     } catch (RuntimeException e) {
       logger.warn("Invalid etcd target {}: {}", targetUri, e.getMessage());
       return EtcdNameResolver.failing(
@@ -238,8 +272,19 @@ public final class EtcdNameResolverProvider extends NameResolverProvider {
     private boolean debounceSet;
     private boolean relistSet;
     private boolean backoffSet;
+    @Nullable private String zone;
 
     private Builder() {}
+
+    /**
+     * The caller's zone for targets without {@code ?zone=}; default: {@value
+     * Localities#ZONE_ENV} from the environment, else none (zone-blind).
+     */
+    public Builder zone(String zone) {
+      checkState(this.zone == null, "zone already set");
+      this.zone = Localities.checkName("zone", zone);
+      return this;
+    }
 
     /** etcd for {@code etcd:///SERVICE} targets; default: from {@code STEELYARD_ETCD_ENDPOINTS}. */
     public Builder connection(EtcdConnection connection) {
@@ -298,7 +343,11 @@ public final class EtcdNameResolverProvider extends NameResolverProvider {
 
     public EtcdNameResolverProvider build() {
       return new EtcdNameResolverProvider(
-          connection, layout == null ? KeyLayout.defaults() : layout, priority, config);
+          connection,
+          layout == null ? KeyLayout.defaults() : layout,
+          priority,
+          config,
+          zone != null ? zone : zoneFrom(System::getenv));
     }
   }
 }

@@ -1,8 +1,11 @@
 package io.steelyard.discovery;
 
 import io.steelyard.registry.EtcdConnection;
+import io.steelyard.registry.Localities;
 import io.steelyard.registry.Validation;
 import java.net.URI;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.function.Supplier;
 import javax.annotation.Nullable;
 
@@ -19,14 +22,22 @@ import javax.annotation.Nullable;
  *       fails the channel's build with "Could not find a NameResolverProvider". Hence the query
  *       form, valid RFC 3986 and RFC 2396 alike.
  * </ul>
+ *
+ * <p>Any form may add {@code zone=ZONE} to its query ({@code etcd:///greeter?zone=eu-1a}, {@code
+ * etcd:///greeter?endpoints=h1:2379&zone=eu-1a}): the caller's own zone, for zone-aware routing.
+ *
+ * @param zone the caller's zone named in the target, or null
  */
-record EtcdTarget(EtcdConnection connection, String service) {
+record EtcdTarget(EtcdConnection connection, String service, @Nullable String zone) {
 
-  /** The only query parameter: the etcd members, comma-separated {@code HOST:PORT}s. */
+  /** Query parameter: the etcd members, comma-separated {@code HOST:PORT}s. */
   static final String ENDPOINTS_PARAM = "endpoints";
 
+  /** Query parameter: the caller's zone. */
+  static final String ZONE_PARAM = "zone";
+
   static final String EXPECTED = "expected: etcd:///SERVICE, etcd:///SERVICE?endpoints=HOST:PORT[,HOST:PORT...]"
-      + " or etcd://HOST:PORT/SERVICE";
+      + " or etcd://HOST:PORT/SERVICE, each optionally with zone=ZONE in the query";
 
   /**
    * Parses {@code target}; {@code defaultConnection} is asked only for targets that name no
@@ -52,7 +63,16 @@ record EtcdTarget(EtcdConnection connection, String service) {
               + " (expected: [A-Za-z0-9][A-Za-z0-9._-]{0,252}, not . or ..; " + EXPECTED + ")");
     }
     String authority = target.getRawAuthority();
-    String fromQuery = endpointsParam(text, target.getRawQuery());
+    Map<String, String> query = queryParams(text, target.getRawQuery());
+    String fromQuery = query.get(ENDPOINTS_PARAM);
+    String zone = query.get(ZONE_PARAM);
+    if (zone != null) {
+      try {
+        Localities.checkName("zone", zone);
+      } catch (IllegalArgumentException e) {
+        throw invalid(text, e.getMessage());
+      }
+    }
     if (authority != null && !authority.isEmpty()) {
       if (fromQuery != null) {
         throw invalid(text, "etcd endpoints both in the authority and in the query");
@@ -60,23 +80,34 @@ record EtcdTarget(EtcdConnection connection, String service) {
       if (authority.contains("@")) {
         throw invalid(text, "credentials in the target are not supported; configure them on the provider");
       }
-      return new EtcdTarget(connection(text, authority), service);
+      return new EtcdTarget(connection(text, authority), service, zone);
     }
-    return new EtcdTarget(fromQuery != null ? connection(text, fromQuery) : defaultConnection.get(), service);
+    return new EtcdTarget(
+        fromQuery != null ? connection(text, fromQuery) : defaultConnection.get(), service, zone);
   }
 
-  /** The value of {@code endpoints=} in {@code rawQuery}, percent-decoded; null without a query. */
-  @Nullable
-  private static String endpointsParam(String text, @Nullable String rawQuery) {
+  /**
+   * The {@code endpoints=} and {@code zone=} values of {@code rawQuery}, percent-decoded; empty
+   * without a query. Any other parameter, an empty value or a repeated one is refused.
+   */
+  private static Map<String, String> queryParams(String text, @Nullable String rawQuery) {
+    Map<String, String> params = new LinkedHashMap<>();
     if (rawQuery == null) {
-      return null;
+      return params;
     }
-    String prefix = ENDPOINTS_PARAM + "=";
-    if (!rawQuery.startsWith(prefix) || rawQuery.indexOf('&') >= 0 || rawQuery.length() == prefix.length()) {
-      throw invalid(text, "query " + Validation.quote(rawQuery) + " (only " + prefix + "HOST:PORT[,HOST:PORT...])");
+    for (String pair : rawQuery.split("&", -1)) {
+      int eq = pair.indexOf('=');
+      String name = eq < 0 ? pair : pair.substring(0, eq);
+      if (eq < 0 || eq == pair.length() - 1
+          || !(name.equals(ENDPOINTS_PARAM) || name.equals(ZONE_PARAM))
+          || params.containsKey(name)) {
+        throw invalid(text, "query " + Validation.quote(rawQuery)
+            + " (only " + ENDPOINTS_PARAM + "=HOST:PORT[,HOST:PORT...] and " + ZONE_PARAM + "=ZONE, each once)");
+      }
+      // The raw query came from a valid URI, so it re-parses; getQuery() percent-decodes it.
+      params.put(name, URI.create("x:///?" + pair.substring(eq + 1)).getQuery());
     }
-    // The raw query came from a valid URI, so it re-parses; getQuery() percent-decodes it.
-    return URI.create("x:///?" + rawQuery.substring(prefix.length())).getQuery();
+    return params;
   }
 
   /** Plain-HTTP members: a target carries neither a scheme per member nor TLS settings. */

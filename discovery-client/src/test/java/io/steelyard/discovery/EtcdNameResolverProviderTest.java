@@ -40,6 +40,26 @@ class EtcdNameResolverProviderTest {
   }
 
   @Test
+  void theCallersZoneComesFromTheEnvironmentWhenSetAndValid() {
+    assertThat(EtcdNameResolverProvider.zoneFrom(java.util.Map.of("STEELYARD_ZONE", "eu-1a")::get))
+        .isEqualTo("eu-1a");
+    assertThat(EtcdNameResolverProvider.zoneFrom(java.util.Map.of("STEELYARD_ZONE", "")::get))
+        .isNull();
+    assertThat(EtcdNameResolverProvider.zoneFrom(java.util.Map.of("STEELYARD_ZONE", "eu 1a")::get))
+        .isNull();
+    assertThat(EtcdNameResolverProvider.zoneFrom(java.util.Map.<String, String>of()::get)).isNull();
+  }
+
+  @Test
+  void aBuilderZoneIsCheckedAndSetOnce() {
+    EtcdNameResolverProvider.Builder builder = EtcdNameResolverProvider.builder().zone("eu-1a");
+    assertThatThrownBy(() -> builder.zone("eu-1b")).hasMessage("zone already set");
+    assertThatThrownBy(() -> EtcdNameResolverProvider.builder().zone("eu 1a"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("zone: 'eu 1a'");
+  }
+
+  @Test
   void otherSchemesAreNotOurs() {
     assertThat(provider.newNameResolver(URI.create("dns:///greeter"), args)).isNull();
   }

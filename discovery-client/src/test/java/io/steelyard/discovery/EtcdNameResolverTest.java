@@ -3,11 +3,13 @@ package io.steelyard.discovery;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.grpc.Attributes;
 import io.grpc.EquivalentAddressGroup;
 import io.grpc.NameResolver;
 import io.grpc.Status;
 import io.grpc.SynchronizationContext;
 import io.steelyard.registry.EndpointWeights;
+import io.steelyard.registry.Localities;
 import io.steelyard.registry.RegistryException;
 import io.steelyard.registry.ServiceInstance;
 import java.io.IOException;
@@ -43,6 +45,7 @@ class EtcdNameResolverTest {
     @Override
     public Status onResult2(NameResolver.ResolutionResult result) {
       results.add(result.getAddressesOrError().getValue());
+      attributes.add(result.getAttributes());
       return Status.OK;
     }
 
@@ -51,6 +54,8 @@ class EtcdNameResolverTest {
       errors.add(error);
     }
   };
+
+  private final List<Attributes> attributes = new ArrayList<>();
 
   private final EtcdNameResolver resolver = new EtcdNameResolver("greeter", "service greeter", l -> {
     source = l;
@@ -83,6 +88,32 @@ class EtcdNameResolverTest {
     assertThat(eags.get(1).getAddresses())
         .containsExactly(new InetSocketAddress(InetAddress.getByName("::1"), 50052));
     assertThat(EndpointWeights.weight(eags.get(1))).isZero();
+  }
+
+  @Test
+  void everyResolutionCarriesTheCallersZoneWhenItIsKnown() {
+    EtcdNameResolver inZone = new EtcdNameResolver("greeter", "service greeter", l -> {
+      source = l;
+      return () -> released.set(true);
+    }, syncContext, task -> {
+      throw new AssertionError("IP literals need no lookup");
+    }, null, null, "eu-1a");
+    syncContext.execute(() -> inZone.start(listener));
+    source.onSnapshot(snapshot(3, null, ServiceInstance.of("greeter", "10.0.0.1:50051", 1)));
+    source.onSnapshot(snapshot(4, null, ServiceInstance.of("greeter", "10.0.0.1:50051", 2)));
+    syncContext.execute(inZone::shutdown);
+
+    assertThat(attributes).hasSize(2)
+        .allSatisfy(a -> assertThat(a.get(Localities.CALLER_ZONE)).isEqualTo("eu-1a"));
+  }
+
+  @Test
+  void withoutACallerZoneTheResolutionCarriesNone() {
+    start();
+    source.onSnapshot(snapshot(3, null, ServiceInstance.of("greeter", "10.0.0.1:50051", 1)));
+
+    assertThat(attributes).singleElement()
+        .satisfies(a -> assertThat(a.get(Localities.CALLER_ZONE)).isNull());
   }
 
   @Test

@@ -44,13 +44,27 @@ class EtcdTargetTest {
     assertThat(t.connection().endpointsString()).isEqualTo("http://h1:2379,http://h2:2379");
   }
 
+  @Test
+  void theQueryMayNameTheCallersZone() {
+    assertThat(EtcdTarget.parse(URI.create("etcd:///greeter?zone=eu-1a"), () -> DEFAULT).zone())
+        .isEqualTo("eu-1a");
+    EtcdTarget both =
+        EtcdTarget.parse(URI.create("etcd:///greeter?endpoints=h1:2379&zone=eu-1a"), () -> DEFAULT);
+    assertThat(both.zone()).isEqualTo("eu-1a");
+    assertThat(both.connection().endpointsString()).isEqualTo("http://h1:2379");
+    assertThat(EtcdTarget.parse(URI.create("etcd://h1:2379/greeter?zone=b"), () -> DEFAULT).zone())
+        .isEqualTo("b");
+    assertThat(EtcdTarget.parse(URI.create("etcd:///greeter"), () -> DEFAULT).zone()).isNull();
+  }
+
   @ParameterizedTest
   @ValueSource(strings = {
     "etcd:greeter", "etcd:///", "etcd:///a/b", "etcd:///..", "etcd:///greeter?x=1",
     "etcd:///greeter#f", "etcd:///gr%20eeter", "etcd:///a%2Fb", "etcd://h1/greeter",
     "etcd://user:pw@h1:2379/greeter", "etcd:///-x", "etcd:///greeter?endpoints=",
     "etcd:///greeter?endpoints=h1:2379&x=1", "etcd://h1:2379/greeter?endpoints=h2:2379",
-    "etcd:///greeter?endpoints=http://h1:2379", "etcd:///greeter?endpoints=h1"
+    "etcd:///greeter?endpoints=http://h1:2379", "etcd:///greeter?endpoints=h1",
+    "etcd:///greeter?zone=", "etcd:///greeter?zone=a&zone=b", "etcd:///greeter?zone=a%20b"
   })
   void invalidTargetsNameTheTargetAndTheExpectedForm(String target) {
     assertThatThrownBy(() -> EtcdTarget.parse(URI.create(target), () -> DEFAULT))

@@ -13,6 +13,7 @@ import io.steelyard.discovery.EtcdNameResolverProvider;
 import io.steelyard.registry.CertificateMetrics;
 import io.steelyard.registry.DecodedValue;
 import io.steelyard.registry.EtcdConnection;
+import io.steelyard.registry.Localities;
 import io.steelyard.registry.KeyLayout;
 import io.steelyard.registry.Validation;
 import io.steelyard.registry.admin.InstanceStore;
@@ -77,6 +78,11 @@ final class GreeterClientMain implements Callable<Integer> {
       description = "weighted_random, weighted_round_robin_static, weighted_least_request, or"
           + " grpc's round_robin/pick_first for comparison (default: ${DEFAULT-VALUE})")
   String policy = GreeterClient.DEFAULT_POLICY;
+
+  @Option(names = "--zone", paramLabel = "ZONE",
+      description = "this caller's zone: calls stay in it while its servers carry them"
+          + " (target etcd:///NAME?zone=ZONE; default: $STEELYARD_ZONE, else zone-blind)")
+  String zone;
 
   @Option(names = "--output", paramLabel = "table|json", description = "output format (default: ${DEFAULT-VALUE})")
   String output = "table";
@@ -162,6 +168,9 @@ final class GreeterClientMain implements Callable<Integer> {
       layout = KeyLayout.of(prefix);
       etcd = etcdOptions.connection();
       Validation.checkServiceName(service);
+      if (zone != null) {
+        Localities.checkName("--zone", zone);
+      }
     } catch (IllegalArgumentException e) {
       return usage(e.getMessage());
     }
@@ -174,7 +183,7 @@ final class GreeterClientMain implements Callable<Integer> {
                 .layout(layout)
                 .priority(EtcdNameResolverProvider.CONFIGURED_PRIORITY)
                 .build());
-    String target = "etcd:///" + service;
+    String target = "etcd:///" + service + (zone == null ? "" : "?zone=" + zone);
     MetricsEndpoint endpoint = null;
     DiscoveryMetrics discoveryMetrics = new DiscoveryMetrics();
     try (Client etcdClient = etcd.connect()) {

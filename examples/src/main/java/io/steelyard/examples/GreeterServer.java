@@ -14,8 +14,10 @@ import io.grpc.protobuf.services.HealthStatusManager;
 import io.steelyard.agent.AgentMetrics;
 import io.steelyard.agent.RegisteredServer;
 import io.steelyard.agent.ServiceRegistration;
+import io.steelyard.agent.ServiceRegistrationBuilder;
 import io.steelyard.examples.proto.GreeterGrpc;
 import io.steelyard.registry.EtcdConnection;
+import io.steelyard.registry.Localities;
 import io.steelyard.registry.Validation;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -136,13 +138,16 @@ public final class GreeterServer implements AutoCloseable {
    * drives health with it and owns the graceful shutdown order.
    */
   private RegisteredServer register(Server s, String self) {
-    ServiceRegistration registration =
+    ServiceRegistrationBuilder rb =
         ServiceRegistration.builder(config.connection, config.service, self)
             .weight(config.weight)
             .ttl(config.ttl)
             // Advertised for `steelyard top` (JSON values carry metadata; docs/metrics.md).
-            .metadata(metrics == null ? Map.of() : Map.of("metrics", metrics.url()))
-            .build();
+            .metadata(metrics == null ? Map.of() : Map.of("metrics", metrics.url()));
+    if (config.zone != null) {
+      rb.zone(config.zone);
+    }
+    ServiceRegistration registration = rb.build();
     if (metrics != null) {
       AgentMetrics.of(metrics.registry()).bind(registration);
     }
@@ -354,6 +359,7 @@ public final class GreeterServer implements AutoCloseable {
     Duration grace = Duration.ofMillis(DEFAULT_GRACE_MILLIS);
     Duration registerTimeout = Duration.ofSeconds(30);
     int metricsPort = -1;
+    @Nullable String zone;
     private final Set<String> given = new HashSet<>();
 
     Builder() {}
@@ -412,6 +418,13 @@ public final class GreeterServer implements AutoCloseable {
     public Builder weight(int weight) {
       once("weight");
       this.weight = Validation.checkWeight(weight);
+      return this;
+    }
+
+    /** The zone to register in (metadata {@code zone}, docs/localities.md); default none. */
+    public Builder zone(String zone) {
+      once("zone");
+      this.zone = Localities.checkName("zone", zone);
       return this;
     }
 

@@ -45,6 +45,10 @@ final class GreeterServerMain implements Callable<Integer> {
   @Option(names = "--weight", paramLabel = "W", description = "weight 0..1000000 (default: ${DEFAULT-VALUE})")
   int weight = 1;
 
+  @Option(names = "--zone", paramLabel = "ZONE",
+      description = "zone to register in (metadata zone=ZONE, read by zone-aware callers; default: none)")
+  String zone;
+
   @Option(names = "--register", paramLabel = "true|false", arity = "1",
       description = "register in etcd; false = serve only, e.g. behind 'steelyard register' (default: ${DEFAULT-VALUE})")
   boolean register = true;
@@ -84,6 +88,9 @@ final class GreeterServerMain implements Callable<Integer> {
       if (metricsPort != null) {
         b.metricsPort(metricsPort);
       }
+      if (zone != null) {
+        b.zone(zone);
+      }
     } catch (IllegalArgumentException e) {
       System.err.println("greeter-server: " + e.getMessage());
       return 2;
@@ -100,7 +107,8 @@ final class GreeterServerMain implements Callable<Integer> {
     if (server.metricsUrl() != null) {
       System.out.printf("METRICS url=%s%n", server.metricsUrl());
     }
-    System.out.printf("READY address=%s service=%s weight=%d%n", server.address(), service, weight);
+    System.out.printf("READY address=%s service=%s weight=%d%s%n", server.address(), service, weight,
+        zone == null ? "" : " zone=" + zone);
     System.out.flush();
     server.awaitTermination();
     return 0;

@@ -10,6 +10,7 @@ import io.etcd.jetcd.Client;
 import io.grpc.Server;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.KeyLayout;
+import io.steelyard.registry.Localities;
 import io.steelyard.registry.ServiceInstance;
 import io.steelyard.registry.Validation;
 import io.steelyard.registry.ValueCodec;
@@ -18,6 +19,7 @@ import io.steelyard.registry.internal.RenewableClient;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
@@ -65,6 +67,8 @@ public final class ServiceRegistrationBuilder {
   private boolean ttlSet;
   @Nullable private ValueFormat format;
   Map<String, String> metadata = Map.of();
+  @Nullable private String zone;
+  @Nullable private String region;
   KeyLayout layout = KeyLayout.defaults();
   final List<RegistrationListener> listeners = new ArrayList<>();
   Duration operationTimeout =
@@ -245,6 +249,41 @@ public final class ServiceRegistrationBuilder {
     return this;
   }
 
+  /**
+   * The zone this server runs in, e.g. {@code eu-west-1a}: the metadata key {@value
+   * Localities#ZONE_KEY} (so the JSON format), which zone-aware callers and the xDS server read
+   * ({@code docs/localities.md}). Not together with a {@code zone} key in {@link #metadata}.
+   */
+  public ServiceRegistrationBuilder zone(String zone) {
+    once("zone");
+    this.zone = Localities.checkName("zone", zone);
+    return this;
+  }
+
+  /** The region this server runs in, e.g. {@code eu-west-1}: metadata key {@value Localities#REGION_KEY}. */
+  public ServiceRegistrationBuilder region(String region) {
+    once("region");
+    this.region = Localities.checkName("region", region);
+    return this;
+  }
+
+  /** {@link #metadata} with the zone and region added; a key given both ways with two values is refused. */
+  private Map<String, String> withLocality(Map<String, String> given) {
+    if (zone == null && region == null) {
+      return given;
+    }
+    Map<String, String> all = new HashMap<>(given);
+    for (String[] kv : new String[][] {{Localities.ZONE_KEY, zone}, {Localities.REGION_KEY, region}}) {
+      String before = kv[1] == null ? null : all.putIfAbsent(kv[0], kv[1]);
+      if (before != null && !before.equals(kv[1])) {
+        throw new IllegalArgumentException(
+            kv[0] + ": " + Validation.quote(kv[1]) + " with ." + kv[0] + "() but "
+                + Validation.quote(before) + " in metadata (expected: one of them)");
+      }
+    }
+    return Map.copyOf(all);
+  }
+
   /** The key layout; default {@link KeyLayout#defaults()} (prefix {@code /services}). */
   public ServiceRegistrationBuilder keyLayout(KeyLayout layout) {
     once("keyLayout");
@@ -384,6 +423,7 @@ public final class ServiceRegistrationBuilder {
    */
   public ServiceRegistration build() {
     this.address = resolveAddress();
+    metadata = withLocality(metadata);
     // Validates metadata and that the format can carry weight and metadata.
     ValueCodec.encode(new ServiceInstance(service, address, weight, metadata), effectiveFormat());
     layout.instanceKey(service, address);

@@ -88,6 +88,35 @@ class ServiceRegistrationBuilderTest {
   }
 
   @Test
+  void zoneAndRegionAreWrittenAsMetadataInTheJsonFormat() {
+    ServiceRegistrationBuilder b =
+        builder().zone("eu-west-1a").region("eu-west-1").metadata(Map.of("version", "v2"));
+    b.build().close();
+
+    assertThat(b.metadata)
+        .containsExactlyInAnyOrderEntriesOf(
+            Map.of("zone", "eu-west-1a", "region", "eu-west-1", "version", "v2"));
+    assertThat(b.effectiveFormat()).isEqualTo(ValueFormat.JSON);
+  }
+
+  @Test
+  void zoneIsSetOnceAndCheckedWhenSet() {
+    assertThatThrownBy(() -> builder().zone("a").zone("b"))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessage("zone already set");
+    assertThatThrownBy(() -> builder().region("eu west"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("region: 'eu west'");
+  }
+
+  @Test
+  void aZoneGivenAlsoInMetadataWithAnotherValueIsRefused() {
+    assertThatThrownBy(() -> builder().zone("a").metadata(Map.of("zone", "b")).build())
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("zone: 'a' with .zone() but 'b' in metadata (expected: one of them)");
+  }
+
+  @Test
   void metadataMayNotCarryTheWeight() {
     assertThatThrownBy(() -> builder().metadata(Map.of("weight", "5")).build())
         .isInstanceOf(IllegalArgumentException.class)

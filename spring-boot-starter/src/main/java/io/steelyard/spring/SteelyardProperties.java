@@ -30,8 +30,11 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  *     ca-cert: /etc/steelyard/ca.pem
  *   registration:
  *     weight: 5
+ *     zone: eu-west-1a
  *     metadata:
- *       zone: eu-1
+ *       version: "2"
+ *   discovery:
+ *     zone: eu-west-1a        # this application's calls stay in its zone
  * }</pre>
  *
  * <p>Values are checked when the beans are made, by the same rules as the rest of steelyard; a bad
@@ -208,6 +211,33 @@ public class SteelyardProperties {
     private final Map<String, String> metadata = new LinkedHashMap<>();
 
     /**
+     * Zone this server runs in, e.g. eu-west-1a: written as metadata zone (json format), read by
+     * zone-aware callers and the xDS server.
+     */
+    @Nullable private String zone;
+
+    /** Region this server runs in, e.g. eu-west-1: written as metadata region (json format). */
+    @Nullable private String region;
+
+    @Nullable
+    public String getZone() {
+      return zone;
+    }
+
+    public void setZone(@Nullable String zone) {
+      this.zone = zone;
+    }
+
+    @Nullable
+    public String getRegion() {
+      return region;
+    }
+
+    public void setRegion(@Nullable String region) {
+      this.region = region;
+    }
+
+    /**
      * Wait between deregistering and letting the gRPC server refuse new calls, so clients stop
      * picking this instance first.
      */
@@ -319,6 +349,21 @@ public class SteelyardProperties {
 
     /** Interval of the safety-net full re-list of a watched service. */
     private Duration relistInterval = Duration.ofMinutes(ServiceWatcher.DEFAULT_RELIST_INTERVAL_MINUTES);
+
+    /**
+     * This application's zone as a caller: its calls stay in the zone while the zone's servers
+     * carry them (zone-aware routing). Default: STEELYARD_ZONE, else zone-blind.
+     */
+    @Nullable private String zone;
+
+    @Nullable
+    public String getZone() {
+      return zone;
+    }
+
+    public void setZone(@Nullable String zone) {
+      this.zone = zone;
+    }
 
     public boolean isEnabled() {
       return enabled;

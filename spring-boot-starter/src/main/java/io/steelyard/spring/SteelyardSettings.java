@@ -6,12 +6,14 @@ import io.steelyard.agent.ServiceRegistrationBuilder;
 import io.steelyard.discovery.EtcdNameResolverProvider;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.KeyLayout;
+import io.steelyard.registry.Localities;
 import io.steelyard.registry.ServiceInstance;
 import io.steelyard.registry.Validation;
 import io.steelyard.registry.ValueCodec;
 import io.steelyard.registry.ValueFormat;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.function.Supplier;
@@ -61,6 +63,9 @@ final class SteelyardSettings {
         EtcdNameResolverProvider.builder().connection(connection).layout(layout);
     check("discovery.debounce", () -> b.debounce(discovery.getDebounce()));
     check("discovery.relist-interval", () -> b.relistInterval(discovery.getRelistInterval()));
+    if (discovery.getZone() != null) {
+      check("discovery.zone", () -> b.zone(discovery.getZone()));
+    }
     return b.build();
   }
 
@@ -93,7 +98,7 @@ final class SteelyardSettings {
     ServiceRegistrationBuilder probe = ServiceRegistration.builder(etcd, service, PLACEHOLDER_ADDRESS);
     check("registration.weight", () -> probe.weight(r.getWeight()));
     check("registration.ttl", () -> probe.ttl(r.getTtl()));
-    Map<String, String> metadata = Map.copyOf(r.getMetadata());
+    Map<String, String> metadata = withLocality(r);
     // The registration's own format rule (ServiceRegistrationBuilder#format): JSON carries
     // metadata, PIPE is the default, PLAIN carries neither weight nor metadata.
     ValueFormat format = r.getFormat() != null ? r.getFormat()
@@ -136,6 +141,26 @@ final class SteelyardSettings {
           .format(format)
           .metadata(metadata);
     }
+  }
+
+  /** The metadata with {@code zone} and {@code region} added, each checked; one key two ways is refused. */
+  private static Map<String, String> withLocality(SteelyardProperties.Registration r) {
+    Map<String, String> metadata = new LinkedHashMap<>(r.getMetadata());
+    String[][] pairs = {{Localities.ZONE_KEY, r.getZone()}, {Localities.REGION_KEY, r.getRegion()}};
+    for (String[] kv : pairs) {
+      if (kv[1] == null) {
+        continue;
+      }
+      check("registration." + kv[0], () -> Localities.checkName(kv[0], kv[1]));
+      String before = metadata.put(kv[0], kv[1]);
+      if (before != null && !before.equals(kv[1])) {
+        throw new InvalidSteelyardPropertyException(
+            prop("registration." + kv[0]),
+            Validation.quote(kv[1]) + " but registration.metadata." + kv[0] + " is "
+                + Validation.quote(before) + " (expected: one of them)");
+      }
+    }
+    return Map.copyOf(metadata);
   }
 
   @Nullable

@@ -37,7 +37,8 @@ class ConfigurationMetadataTest {
         "steelyard.registration.enabled", "steelyard.registration.service",
         "steelyard.registration.address", "steelyard.registration.weight",
         "steelyard.registration.ttl", "steelyard.registration.metadata",
-        "steelyard.discovery.enabled");
+        "steelyard.registration.zone", "steelyard.registration.region",
+        "steelyard.discovery.enabled", "steelyard.discovery.zone");
     assertThat(props).allSatisfy(p -> assertThat((String) p.get("description")).as("%s", p.get("name")).isNotBlank());
   }
 

@@ -60,7 +60,7 @@ import org.springframework.test.context.DynamicPropertySource;
       "steelyard.etcd.prefix=/it-server",
       "steelyard.registration.weight=5",
       "steelyard.registration.ttl=4s",
-      "steelyard.registration.metadata.zone=eu-1",
+      "steelyard.registration.zone=eu-1",
       "steelyard.registration.drain-delay=0s",
       "management.endpoints.web.exposure.include=health,steelyard",
       "management.endpoint.health.show-details=always"

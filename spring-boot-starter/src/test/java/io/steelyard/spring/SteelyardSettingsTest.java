@@ -11,6 +11,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -118,6 +119,40 @@ class SteelyardSettingsTest {
         .hasMessageStartingWith("spring.application.name: service: 'my app'");
     assertThatThrownBy(() -> SteelyardSettings.registration(fromAppName.getRegistration(), null, etcd))
         .hasMessageStartingWith("steelyard.registration.service: not set, and spring.application.name neither");
+  }
+
+  @Test
+  void zoneAndRegionBecomeMetadataInTheJsonFormat() {
+    SteelyardProperties.Registration r = properties.getRegistration();
+    r.setZone("eu-west-1a");
+    r.setRegion("eu-west-1");
+
+    SteelyardSettings.RegistrationSettings settings = SteelyardSettings.registration(r, "greeter", etcd);
+
+    assertThat(settings.metadata()).containsOnly(
+        Map.entry("zone", "eu-west-1a"), Map.entry("region", "eu-west-1"));
+    assertThat(settings.format()).isEqualTo(ValueFormat.JSON);
+  }
+
+  @Test
+  void aBadZoneOrOneThatContradictsTheMetadataNamesTheProperty() {
+    SteelyardProperties.Registration r = properties.getRegistration();
+    r.setZone("eu 1");
+    assertThatThrownBy(() -> SteelyardSettings.registration(r, "greeter", etcd))
+        .isInstanceOf(InvalidSteelyardPropertyException.class)
+        .hasMessageStartingWith("steelyard.registration.zone: zone: 'eu 1' (expected:");
+    r.setZone("a");
+    r.getMetadata().put("zone", "b");
+    assertThatThrownBy(() -> SteelyardSettings.registration(r, "greeter", etcd))
+        .hasMessage("steelyard.registration.zone: 'a' but registration.metadata.zone is 'b' (expected: one of them)");
+  }
+
+  @Test
+  void aBadCallerZoneNamesTheDiscoveryProperty() {
+    properties.getDiscovery().setZone("eu 1");
+    assertThatThrownBy(() -> SteelyardSettings.resolverProvider(etcd, KeyLayout.defaults(), properties.getDiscovery()))
+        .isInstanceOf(InvalidSteelyardPropertyException.class)
+        .hasMessageStartingWith("steelyard.discovery.zone: zone: 'eu 1'");
   }
 
   @Test

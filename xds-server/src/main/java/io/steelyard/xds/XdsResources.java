@@ -35,6 +35,7 @@ import io.envoyproxy.envoy.extensions.filters.http.router.v3.Router;
 import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager;
 import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpFilter;
 import io.envoyproxy.envoy.extensions.upstreams.http.v3.HttpProtocolOptions;
+import io.steelyard.registry.Localities;
 import io.steelyard.registry.ServiceInstance;
 import java.util.List;
 import java.util.Map;
@@ -61,10 +62,6 @@ final class XdsResources {
 
   /** Endpoint metadata namespace holding the instance's metadata as strings. */
   static final String METADATA_NAMESPACE = "io.steelyard";
-  /** Instance metadata keys that name the locality (docs/localities.md). */
-  static final String REGION_KEY = "region";
-  static final String ZONE_KEY = "zone";
-
   static final String ROUTER_FILTER = "envoy.filters.http.router";
   static final String HTTP_PROTOCOL_OPTIONS = "envoy.extensions.upstreams.http.v3.HttpProtocolOptions";
   /** Envoy forwards gRPC only over HTTP/2 upstreams; gRPC clients ignore the option. */
@@ -167,8 +164,8 @@ final class XdsResources {
   /** {@code region}/{@code zone} from the metadata (empty when absent), the address as sub-zone. */
   static Locality localityFor(ServiceInstance instance) {
     return Locality.newBuilder()
-        .setRegion(instance.metadata().getOrDefault(REGION_KEY, ""))
-        .setZone(instance.metadata().getOrDefault(ZONE_KEY, ""))
+        .setRegion(Localities.region(instance.metadata()))
+        .setZone(Localities.zone(instance.metadata()))
         .setSubZone(instance.address())
         .build();
   }

@@ -9,8 +9,11 @@ import io.envoyproxy.envoy.config.endpoint.v3.LbEndpoint;
 import io.envoyproxy.envoy.config.endpoint.v3.LocalityLbEndpoints;
 import io.envoyproxy.envoy.config.listener.v3.Listener;
 import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager;
+import io.envoyproxy.envoy.config.core.v3.Locality;
+import io.steelyard.registry.DecodedValue;
 import io.steelyard.registry.KeyLayout;
 import io.steelyard.registry.ServiceInstance;
+import io.steelyard.registry.ValueCodec;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -63,6 +66,23 @@ class XdsResourcesTest {
     assertThat(locality.getLocality().getRegion()).isEqualTo("eu-west-1");
     assertThat(locality.getLocality().getZone()).isEqualTo("eu-west-1a");
     assertThat(locality.getLocality().getSubZone()).isEqualTo("10.0.0.1:50051");
+  }
+
+  @Test
+  void theValueOfASidecarRegisteredWithZoneAndRegionNamesTheLocality() {
+    // The bytes `steelyard register ... --zone eu-1a --region eu-1 --meta version=2` writes
+    // (RegisterSidecarIT), as the agent's .zone()/.region() and the starter's properties do.
+    DecodedValue decoded = ValueCodec.decode((
+        "{\"Op\":0,\"Addr\":\"10.0.0.7:50051\",\"Metadata\":"
+            + "{\"region\":\"eu-1\",\"version\":\"2\",\"weight\":5,\"zone\":\"eu-1a\"}}")
+        .getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    ServiceInstance instance = ((DecodedValue.Accepted) decoded).toInstance("greeter");
+
+    Locality locality = XdsResources.localityFor(instance);
+
+    assertThat(locality.getRegion()).isEqualTo("eu-1");
+    assertThat(locality.getZone()).isEqualTo("eu-1a");
+    assertThat(XdsResources.localityOf(instance).getLoadBalancingWeight().getValue()).isEqualTo(5);
   }
 
   @Test

@@ -106,7 +106,11 @@ final class LeastRequestPicker extends WeightedPicker {
 
   @Override
   public PickResult pickSubchannel(PickSubchannelArgs args) {
-    int best = choose();
+    return pick(choose(), args);
+  }
+
+  /** The result for endpoint {@code best}, carrying its tracer. */
+  PickResult pick(int best, PickSubchannelArgs args) {
     PickResult result = tracedResults[best];
     if (result != null) {
       return result;
@@ -148,6 +152,15 @@ final class LeastRequestPicker extends WeightedPicker {
       }
     }
     return best;
+  }
+
+  /**
+   * Endpoint {@code i}'s load relative to its capacity, without the latency term: {@code
+   * (outstanding + 1) × penalty / weight}, what the zone step's live-load spill compares.
+   */
+  double score(int i) {
+    EndpointLoad load = loads[i];
+    return (load.outstanding() + 1) * load.penalty() * inverseWeights[i];
   }
 
   /** Whether endpoint {@code a}'s score is strictly below {@code b}'s. */

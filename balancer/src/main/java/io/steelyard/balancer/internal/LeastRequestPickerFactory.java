@@ -66,23 +66,46 @@ final class LeastRequestPickerFactory implements LoadAwarePickerFactory {
       SubchannelPicker[] childPickers,
       int[] weights,
       WeightedPolicyConfig config) {
+    return newPickers(
+        new Object[][] {endpointKeys},
+        new SubchannelPicker[][] {childPickers},
+        new int[][] {weights},
+        config)[0];
+  }
+
+  /** Keeps the load of every endpoint of every group: the groups together are the READY set. */
+  @Override
+  public SubchannelPicker[] newPickers(
+      Object[][] endpointKeys,
+      SubchannelPicker[][] childPickers,
+      int[][] weights,
+      WeightedPolicyConfig config) {
     Map<Object, EndpointLoad> previous = loads;
-    ImmutableMap.Builder<Object, EndpointLoad> next =
-        ImmutableMap.builderWithExpectedSize(endpointKeys.length);
-    EndpointLoad[] pickerLoads = new EndpointLoad[endpointKeys.length];
-    for (int i = 0; i < endpointKeys.length; i++) {
-      EndpointLoad load = previous.get(endpointKeys[i]);
-      if (load == null) {
-        load = new EndpointLoad(ticker, config, decorator);
-      } else {
-        load.configure(config);
+    int total = 0;
+    for (Object[] group : endpointKeys) {
+      total += group.length;
+    }
+    ImmutableMap.Builder<Object, EndpointLoad> next = ImmutableMap.builderWithExpectedSize(total);
+    SubchannelPicker[] pickers = new SubchannelPicker[endpointKeys.length];
+    for (int g = 0; g < endpointKeys.length; g++) {
+      Object[] keys = endpointKeys[g];
+      EndpointLoad[] pickerLoads = new EndpointLoad[keys.length];
+      for (int i = 0; i < keys.length; i++) {
+        EndpointLoad load = previous.get(keys[i]);
+        if (load == null) {
+          load = new EndpointLoad(ticker, config, decorator);
+        } else {
+          load.configure(config);
+        }
+        pickerLoads[i] = load;
+        next.put(keys[i], load);
       }
-      pickerLoads[i] = load;
-      next.put(endpointKeys[i], load);
+      pickers[g] =
+          new LeastRequestPicker(
+              childPickers[g], weights[g], pickerLoads, config.choiceCount(), config.latency(), random);
     }
     loads = next.buildOrThrow();
-    return new LeastRequestPicker(
-        childPickers, weights, pickerLoads, config.choiceCount(), config.latency(), random);
+    return pickers;
   }
 
   /**

@@ -10,6 +10,7 @@ import io.grpc.Status;
 import io.steelyard.balancer.spi.RendezvousSubset;
 import io.steelyard.balancer.spi.SlowStartConfig;
 import io.steelyard.balancer.spi.WeightedPolicyConfig;
+import io.steelyard.balancer.spi.ZoneRoutingConfig;
 import java.math.BigDecimal;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -126,6 +127,8 @@ public final class PolicyConfigParser {
         return null;
       case SlowStartConfig.FIELD:
         return readSlowStart(value, builder, unknown);
+      case ZoneRoutingConfig.FIELD:
+        return readZoneRouting(value, builder, unknown);
       case WeightedPolicyConfig.FIELD_CHOICE_COUNT:
         if (!isWholeNumber(value)
             || ((Number) value).doubleValue() < WeightedPolicyConfig.MIN_CHOICE_COUNT
@@ -222,6 +225,78 @@ public final class PolicyConfigParser {
       minWeightPercent = ((Number) value).intValue();
     }
     builder.slowStart(new SlowStartConfig(windowNanos, aggression, minWeightPercent));
+    return null;
+  }
+
+  /**
+   * Reads the {@code zoneRouting} object; its unknown fields go to {@code unknown} as {@code
+   * zoneRouting.name}. Returns {@code ".field: what is wrong"} or {@code ": what is wrong"}, or null.
+   */
+  @Nullable
+  private static String readZoneRouting(
+      Object raw, WeightedPolicyConfig.Builder builder, List<String> unknown) {
+    if (!(raw instanceof Map)) {
+      return ": " + raw + " (expected: an object, e.g. {\"minLocalEndpoints\": 2})";
+    }
+    Map<?, ?> map = (Map<?, ?>) raw;
+    for (Object key : map.keySet()) {
+      if (!ZoneRoutingConfig.FIELDS.contains(key)) {
+        unknown.add(ZoneRoutingConfig.FIELD + "." + key);
+      }
+    }
+    boolean enabled = true;
+    if (map.containsKey(ZoneRoutingConfig.FIELD_ENABLED)) {
+      Object value = map.get(ZoneRoutingConfig.FIELD_ENABLED);
+      if (!(value instanceof Boolean)) {
+        return "." + ZoneRoutingConfig.FIELD_ENABLED + ": " + value + " (expected: true or false)";
+      }
+      enabled = (Boolean) value;
+    }
+    String zone = null;
+    if (map.containsKey(ZoneRoutingConfig.FIELD_ZONE)) {
+      Object value = map.get(ZoneRoutingConfig.FIELD_ZONE);
+      if (!(value instanceof String) || !((String) value).matches("[A-Za-z0-9._-]{1,128}")) {
+        return "."
+            + ZoneRoutingConfig.FIELD_ZONE
+            + ": "
+            + value
+            + " (expected: 1..128 characters of A-Z a-z 0-9 . _ -)";
+      }
+      zone = (String) value;
+    }
+    int minLocal = ZoneRoutingConfig.DEFAULT_MIN_LOCAL_ENDPOINTS;
+    if (map.containsKey(ZoneRoutingConfig.FIELD_MIN_LOCAL_ENDPOINTS)) {
+      Object value = map.get(ZoneRoutingConfig.FIELD_MIN_LOCAL_ENDPOINTS);
+      if (!isWholeNumber(value)
+          || ((Number) value).doubleValue() < 1
+          || ((Number) value).doubleValue() > ZoneRoutingConfig.MAX_MIN_LOCAL_ENDPOINTS) {
+        return "."
+            + ZoneRoutingConfig.FIELD_MIN_LOCAL_ENDPOINTS
+            + ": "
+            + value
+            + " (expected: a whole number 1.."
+            + ZoneRoutingConfig.MAX_MIN_LOCAL_ENDPOINTS
+            + ")";
+      }
+      minLocal = ((Number) value).intValue();
+    }
+    double spillLoad = ZoneRoutingConfig.DEFAULT_SPILL_LOAD;
+    if (map.containsKey(ZoneRoutingConfig.FIELD_SPILL_LOAD)) {
+      Object value = map.get(ZoneRoutingConfig.FIELD_SPILL_LOAD);
+      if (!(value instanceof Number)
+          || !(((Number) value).doubleValue() >= 0)
+          || ((Number) value).doubleValue() > ZoneRoutingConfig.MAX_SPILL_LOAD) {
+        return "."
+            + ZoneRoutingConfig.FIELD_SPILL_LOAD
+            + ": "
+            + value
+            + " (expected: 0.."
+            + (long) ZoneRoutingConfig.MAX_SPILL_LOAD
+            + ", 0 = off)";
+      }
+      spillLoad = ((Number) value).doubleValue();
+    }
+    builder.zoneRouting(new ZoneRoutingConfig(enabled, zone, minLocal, spillLoad));
     return null;
   }
 

@@ -21,6 +21,7 @@ import io.steelyard.balancer.spi.PickerFactory;
 import io.steelyard.balancer.spi.RendezvousSubset;
 import io.steelyard.balancer.spi.WeightedPolicyConfig;
 import io.steelyard.registry.EndpointWeights;
+import io.steelyard.registry.Localities;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -49,7 +50,10 @@ import org.slf4j.LoggerFactory;
  *   <li>slow start, when the config turns it on: {@link SlowStart} ramps the effective weight of
  *       endpoints that recently became usable, and a timer rebuilds the picker while ramps run
  *       (at most once per {@link SlowStart#refreshDelayNanos}: max(window / 20, 250 ms));
- *   <li>the picker over the READY eligible children: the {@link PickerFactory}.
+ *   <li>the zone step, when the caller's zone is known ({@link ZoneRouting}): which share of
+ *       calls stays in the caller's zone and how the rest spreads over the others;
+ *   <li>the picker over the READY eligible children (per zone, under the zone step): the {@link
+ *       PickerFactory}.
  * </ol>
  *
  * <p>Children are keyed by address only, so an update that changes nothing but weights (or other
@@ -100,6 +104,7 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
   private final PickerFactory pickerFactory;
   private final EffectiveWeights effectiveWeights;
   private final SlowStart slowStart;
+  private final ZoneRouting zoneRouting;
   /** The pending picker rebuild while ramps run, or null. */
   @Nullable private ScheduledHandle slowStartRefresh;
   private boolean shutdown;
@@ -108,6 +113,9 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
 
   /** Declared weight per child key, from the latest non-empty resolution. */
   private Map<Object, Integer> declaredWeights = new HashMap<>();
+
+  /** Declared zone per child key ("" for none), from the latest non-empty resolution. */
+  private Map<Object, String> zones = new HashMap<>();
 
   /** Backend label (first address) per child key, from the latest non-empty resolution. */
   private Map<Object, String> backends = new HashMap<>();
@@ -131,6 +139,7 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
     this.pickerFactory = requireNonNull(pickerFactory, "pickerFactory");
     this.effectiveWeights = new EffectiveWeights(policyName);
     this.slowStart = new SlowStart(ticker);
+    this.zoneRouting = new ZoneRouting(policyName);
     this.policyName = policyName;
     this.observer = BalancerObservers.forChannel(helper);
   }
@@ -151,6 +160,7 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
         parsed instanceof WeightedPolicyConfig
             ? (WeightedPolicyConfig) parsed
             : WeightedPolicyConfig.DEFAULT;
+    zoneRouting.resolverZone(resolvedAddresses.getAttributes().get(Localities.CALLER_ZONE));
     return super.acceptResolvedAddresses(resolvedAddresses);
   }
 
@@ -162,11 +172,14 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
     if (!children.isEmpty()) {
       Map<Object, Integer> weights = new HashMap<>(children.size() * 2);
       Map<Object, String> labels = new HashMap<>(children.size() * 2);
+      Map<Object, String> zoneOf = new HashMap<>(children.size() * 2);
       for (Map.Entry<Object, ResolvedAddresses> entry : children.entrySet()) {
         EquivalentAddressGroup eag = entry.getValue().getAddresses().get(0);
         weights.put(entry.getKey(), EndpointWeights.weight(eag));
         labels.put(entry.getKey(), EndpointState.label(eag.getAddresses().get(0)));
+        zoneOf.put(entry.getKey(), Localities.zone(eag));
       }
+      zones = zoneOf;
       declaredWeights = weights;
       backends = labels;
       slowStart.onResolution(children.keySet());
@@ -279,12 +292,16 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
     }
     if (!readyPickers.isEmpty()) {
       lastNotReadyReport = null;
+      Object[] pickKeys = Arrays.copyOf(readyKeys, readyPickers.size());
+      SubchannelPicker[] pickers = readyPickers.toArray(new SubchannelPicker[0]);
+      int[] pickWeights = Arrays.copyOf(readyWeights, readyPickers.size());
       SubchannelPicker picker =
-          pickerFactory.newPicker(
-              Arrays.copyOf(readyKeys, readyPickers.size()),
-              readyPickers.toArray(new SubchannelPicker[0]),
-              Arrays.copyOf(readyWeights, readyPickers.size()),
-              config);
+          zoneRouting.callerZone(config) == null
+              ? null
+              : zonePicker(children, declared, pickKeys, pickers, pickWeights, scale);
+      if (picker == null) {
+        picker = pickerFactory.newPicker(pickKeys, pickers, pickWeights, config);
+      }
       updateBalancingState(READY, picker);
     } else if (connecting) {
       updateBalancingState(CONNECTING, new FixedResultPicker(CONNECTING_RESULT));
@@ -292,6 +309,27 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
       // Every eligible child failed: rotate over their pickers, which report their errors.
       updateBalancingState(TRANSIENT_FAILURE, new FailingPicker(failing));
     }
+  }
+
+  /** The zone step's picker, or null for the zone-blind one. */
+  @Nullable
+  private SubchannelPicker zonePicker(
+      List<ChildLbState> children,
+      int[] declared,
+      Object[] keys,
+      SubchannelPicker[] pickers,
+      int[] weights,
+      int scale) {
+    Map<String, Long> registered = new HashMap<>();
+    for (int i = 0; i < children.size(); i++) {
+      registered.merge(zones.getOrDefault(children.get(i).getKey(), ""), (long) declared[i], Long::sum);
+    }
+    String[] pickZones = new String[keys.length];
+    for (int i = 0; i < keys.length; i++) {
+      pickZones[i] = zones.getOrDefault(keys[i], "");
+    }
+    return zoneRouting.picker(
+        pickerFactory, keys, pickers, weights, pickZones, registered, config, scale);
   }
 
   /** Keeps one rebuild pending while ramps run, none otherwise. */

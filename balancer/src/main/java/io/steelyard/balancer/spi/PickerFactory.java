@@ -39,4 +39,25 @@ public interface PickerFactory {
       WeightedPolicyConfig config) {
     return newPicker(childPickers, weights);
   }
+
+  /**
+   * One picker per group of endpoints ({@code endpointKeys[g]}, {@code childPickers[g]}, {@code
+   * weights[g]}, each group as in {@link #newPicker(Object[], SubchannelPicker[], int[],
+   * WeightedPolicyConfig)}, no endpoint in two groups), built together: what a step before the
+   * pick uses when it splits the endpoints (by zone, say) and picks within a group. A factory
+   * that keeps state per endpoint ({@code weighted_least_request}'s load) must keep it for every
+   * endpoint of every group, which one call per group would not let it tell; the default calls
+   * {@link #newPicker(Object[], SubchannelPicker[], int[], WeightedPolicyConfig)} per group.
+   */
+  default SubchannelPicker[] newPickers(
+      Object[][] endpointKeys,
+      SubchannelPicker[][] childPickers,
+      int[][] weights,
+      WeightedPolicyConfig config) {
+    SubchannelPicker[] pickers = new SubchannelPicker[endpointKeys.length];
+    for (int g = 0; g < pickers.length; g++) {
+      pickers[g] = newPicker(endpointKeys[g], childPickers[g], weights[g], config);
+    }
+    return pickers;
+  }
 }

@@ -57,7 +57,8 @@ public final class WeightedPolicyConfig {
           FIELD_SUBSET_SIZE,
           FIELD_SUBSET_CLIENT_ID,
           FIELD_PANIC_THRESHOLD_PERCENT,
-          SlowStartConfig.FIELD);
+          SlowStartConfig.FIELD,
+          ZoneRoutingConfig.FIELD);
 
   /** {@code weighted_least_request}: candidates drawn per pick, 2..10. */
   public static final String FIELD_CHOICE_COUNT = "choiceCount";
@@ -115,6 +116,7 @@ public final class WeightedPolicyConfig {
   @Nullable private final RendezvousSubset subset;
   private final int panicThresholdPercent;
   @Nullable private final SlowStartConfig slowStart;
+  private final ZoneRoutingConfig zoneRouting;
 
   private WeightedPolicyConfig(Builder builder) {
     this.choiceCount = orDefault(builder.choiceCount, DEFAULT_CHOICE_COUNT);
@@ -124,6 +126,7 @@ public final class WeightedPolicyConfig {
     this.subset = builder.subset;
     this.panicThresholdPercent = orDefault(builder.panicThresholdPercent, 0);
     this.slowStart = builder.slowStart;
+    this.zoneRouting = orDefault(builder.zoneRouting, ZoneRoutingConfig.DEFAULT);
   }
 
   private static <T> T orDefault(@Nullable T value, T defaultValue) {
@@ -172,6 +175,11 @@ public final class WeightedPolicyConfig {
     return slowStart;
   }
 
+  /** Zone-aware routing ({@link ZoneRoutingConfig#DEFAULT} unless set). */
+  public ZoneRoutingConfig zoneRouting() {
+    return zoneRouting;
+  }
+
   private static String formatDuration(long nanos) {
     return BigDecimal.valueOf(nanos).movePointLeft(9).stripTrailingZeros().toPlainString() + "s";
   }
@@ -191,13 +199,21 @@ public final class WeightedPolicyConfig {
         && Double.compare(errorPenalty, that.errorPenalty) == 0
         && Objects.equals(subset, that.subset)
         && panicThresholdPercent == that.panicThresholdPercent
-        && Objects.equals(slowStart, that.slowStart);
+        && Objects.equals(slowStart, that.slowStart)
+        && zoneRouting.equals(that.zoneRouting);
   }
 
   @Override
   public int hashCode() {
     return Objects.hash(
-        choiceCount, latency, decayNanos, errorPenalty, subset, panicThresholdPercent, slowStart);
+        choiceCount,
+        latency,
+        decayNanos,
+        errorPenalty,
+        subset,
+        panicThresholdPercent,
+        slowStart,
+        zoneRouting);
   }
 
   @Override
@@ -213,6 +229,7 @@ public final class WeightedPolicyConfig {
         + (subset == null ? "" : ", subset=" + subset)
         + (panicThresholdPercent == 0 ? "" : ", panicThresholdPercent=" + panicThresholdPercent)
         + (slowStart == null ? "" : ", slowStart=" + slowStart)
+        + (zoneRouting.equals(ZoneRoutingConfig.DEFAULT) ? "" : ", zoneRouting=" + zoneRouting)
         + "}";
   }
 
@@ -228,6 +245,7 @@ public final class WeightedPolicyConfig {
     @Nullable private RendezvousSubset subset;
     @Nullable private Integer panicThresholdPercent;
     @Nullable private SlowStartConfig slowStart;
+    @Nullable private ZoneRoutingConfig zoneRouting;
 
     private Builder() {}
 
@@ -297,6 +315,13 @@ public final class WeightedPolicyConfig {
     public Builder slowStart(SlowStartConfig slowStart) {
       checkState(this.slowStart == null, "slowStart already set");
       this.slowStart = requireNonNull(slowStart, "slowStart");
+      return this;
+    }
+
+    /** See {@link WeightedPolicyConfig#zoneRouting()}; not set is {@link ZoneRoutingConfig#DEFAULT}. */
+    public Builder zoneRouting(ZoneRoutingConfig zoneRouting) {
+      checkState(this.zoneRouting == null, "zoneRouting already set");
+      this.zoneRouting = requireNonNull(zoneRouting, "zoneRouting");
       return this;
     }
 

@@ -10,6 +10,7 @@ import io.grpc.NameResolver.ConfigOrError;
 import io.grpc.Status;
 import io.steelyard.balancer.spi.SlowStartConfig;
 import io.steelyard.balancer.spi.WeightedPolicyConfig;
+import io.steelyard.balancer.spi.ZoneRoutingConfig;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -89,7 +90,7 @@ class PolicyConfigParserTest {
         .asString()
         .startsWith("weighted_random config ")
         .contains("ignoring unknown fields [newOption, slowStart.curve]")
-        .contains("(this version reads [panicThresholdPercent, slowStart, subsetClientId, subsetSize])");
+        .contains("(this version reads [panicThresholdPercent, slowStart, subsetClientId, subsetSize, zoneRouting])");
     assertThat(log.list.get(0).getLevel()).isEqualTo(ch.qos.logback.classic.Level.WARN);
   }
 
@@ -109,6 +110,50 @@ class PolicyConfigParserTest {
     assertThat(parsed.getError().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
     assertThat(parsed.getError().getDescription())
         .isEqualTo("weighted_least_request.choiceCount: 11.0 (expected: 2..10)");
+  }
+
+  @Test
+  void zoneRoutingIsReadWithItsDefaults() {
+    ConfigOrError parsed =
+        leastRequest.parse(Map.of("zoneRouting", Map.of("minLocalEndpoints", 2.0, "zone", "eu-1a")));
+
+    assertThat(parsed.getError()).isNull();
+    assertThat(((WeightedPolicyConfig) parsed.getConfig()).zoneRouting())
+        .isEqualTo(new ZoneRoutingConfig(true, "eu-1a", 2, ZoneRoutingConfig.DEFAULT_SPILL_LOAD));
+    assertThat(WeightedPolicyConfig.DEFAULT.zoneRouting()).isEqualTo(ZoneRoutingConfig.DEFAULT);
+  }
+
+  @Test
+  void zoneRoutingCanBeTurnedOffAndItsLiveLoadSpillToo() {
+    ConfigOrError parsed =
+        random.parse(Map.of("zoneRouting", Map.of("enabled", false, "spillLoad", 0.0)));
+
+    assertThat(((WeightedPolicyConfig) parsed.getConfig()).zoneRouting())
+        .isEqualTo(new ZoneRoutingConfig(false, null, 1, 0));
+  }
+
+  @Test
+  void aBadValueInsideZoneRoutingNamesTheNestedField() {
+    assertThat(random.parse(Map.of("zoneRouting", Map.of("minLocalEndpoints", 0.0)))
+            .getError().getDescription())
+        .isEqualTo("weighted_random.zoneRouting.minLocalEndpoints: 0.0 (expected: a whole number 1..10000)");
+    assertThat(random.parse(Map.of("zoneRouting", Map.of("enabled", "yes")))
+            .getError().getDescription())
+        .isEqualTo("weighted_random.zoneRouting.enabled: yes (expected: true or false)");
+    assertThat(random.parse(Map.of("zoneRouting", Map.of("zone", "eu 1a")))
+            .getError().getDescription())
+        .isEqualTo("weighted_random.zoneRouting.zone: eu 1a (expected: 1..128 characters of A-Z a-z 0-9 . _ -)");
+    assertThat(random.parse(Map.of("zoneRouting", Map.of("spillLoad", -1.0)))
+            .getError().getDescription())
+        .isEqualTo("weighted_random.zoneRouting.spillLoad: -1.0 (expected: 0..1000000, 0 = off)");
+  }
+
+  @Test
+  void anUnknownFieldInsideZoneRoutingIsAWarning() {
+    ConfigOrError parsed = random.parse(Map.of("zoneRouting", Map.of("preferRegion", true)));
+
+    assertThat(parsed.getError()).isNull();
+    assertThat(warnings()).singleElement().asString().contains("[zoneRouting.preferRegion]");
   }
 
   @Test

@@ -17,6 +17,7 @@ import io.grpc.LoadBalancer.ResolvedAddresses;
 import io.grpc.LoadBalancer.SubchannelPicker;
 import io.grpc.Status;
 import io.steelyard.registry.EndpointWeights;
+import io.steelyard.registry.Localities;
 import io.steelyard.testkit.grpc.FakeHelper;
 import io.steelyard.testkit.grpc.FakeHelper.FakeSubchannel;
 import java.net.InetSocketAddress;
@@ -79,6 +80,38 @@ class WeightedLoadBalancerTest {
                         .setAttributes(Attributes.EMPTY)
                         .build()));
     return status[0];
+  }
+
+  private Status resolveInZone(String callerZone, EquivalentAddressGroup... eags) {
+    Status[] status = new Status[1];
+    helper.syncContext().execute(
+        () ->
+            status[0] =
+                lb.acceptResolvedAddresses(
+                    ResolvedAddresses.newBuilder()
+                        .setAddresses(List.of(eags))
+                        .setAttributes(
+                            Attributes.newBuilder().set(Localities.CALLER_ZONE, callerZone).build())
+                        .build()));
+    return status[0];
+  }
+
+  private static EquivalentAddressGroup eagInZone(SocketAddress address, int weight, String zone) {
+    return EndpointWeights.withWeight(
+        new EquivalentAddressGroup(address), weight, Map.of(Localities.ZONE_KEY, zone));
+  }
+
+  @Test
+  void theResolversCallerZoneKeepsCallsLocalUntilTheLocalEndpointFails() {
+    random(1);
+    resolveInZone("a", eagInZone(A, 1, "a"), eagInZone(B, 1, "b"), eagInZone(C, 1, "b"));
+    allReady();
+
+    assertThat(pickNames(helper.lastPicker(), 200)).containsOnly("a");
+
+    helper.deliver(subchannel(A), ConnectivityStateInfo.forTransientFailure(Status.UNAVAILABLE));
+
+    assertThat(pickNames(helper.lastPicker(), 200)).containsOnly("b", "c");
   }
 
   private void allReady() {

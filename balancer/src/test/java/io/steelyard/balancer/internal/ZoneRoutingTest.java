@@ -1,0 +1,289 @@
+package io.steelyard.balancer.internal;
+
+import static io.steelyard.balancer.internal.TestPickers.childPickers;
+import static io.steelyard.balancer.internal.TestPickers.indexOf;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+import io.grpc.LoadBalancer.PickSubchannelArgs;
+import io.grpc.LoadBalancer.SubchannelPicker;
+import io.steelyard.balancer.spi.PickerFactory;
+import io.steelyard.balancer.spi.TracerDecorator;
+import io.steelyard.balancer.spi.WeightedPolicyConfig;
+import io.steelyard.balancer.spi.ZoneRoutingConfig;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+
+/** The zone step's formula: local share, spill by spare capacity, panic, live load, recovery. */
+class ZoneRoutingTest {
+
+  private static final int PICKS = 40_000;
+
+  private final Random random = new Random(42);
+  private final PickerFactory weightedRandom = WeightedRandomPicker.newFactory(new Random(7));
+
+  /** Six endpoints: 0..2 in zone a (weights 1, 2, 3), 3..5 in zone b (1, 2, 3). */
+  private static final String[] ZONES = {"a", "a", "a", "b", "b", "b"};
+
+  private static final int[] WEIGHTS = {1, 2, 3, 1, 2, 3};
+
+  private static WeightedPolicyConfig config(ZoneRoutingConfig zoneRouting) {
+    return WeightedPolicyConfig.builder().zoneRouting(zoneRouting).build();
+  }
+
+  private static WeightedPolicyConfig inZone(String zone) {
+    return config(new ZoneRoutingConfig(true, zone, 1, ZoneRoutingConfig.DEFAULT_SPILL_LOAD));
+  }
+
+  /** Declared weight per zone over the given endpoints (all of them have a child). */
+  private static Map<String, Long> registered(String[] zones, int[] weights) {
+    Map<String, Long> m = new HashMap<>();
+    for (int i = 0; i < zones.length; i++) {
+      m.merge(zones[i], (long) weights[i], Long::sum);
+    }
+    return m;
+  }
+
+  /** The picker over the READY endpoints among {@code ready} (indexes into ZONES/WEIGHTS). */
+  private SubchannelPicker picker(
+      ZoneRouting routing, PickerFactory factory, WeightedPolicyConfig config, int... ready) {
+    SubchannelPicker[] all = childPickers(ZONES.length);
+    Object[] keys = new Object[ready.length];
+    SubchannelPicker[] pickers = new SubchannelPicker[ready.length];
+    int[] weights = new int[ready.length];
+    String[] zones = new String[ready.length];
+    for (int i = 0; i < ready.length; i++) {
+      keys[i] = "endpoint-" + ready[i];
+      pickers[i] = all[ready[i]];
+      weights[i] = WEIGHTS[ready[i]];
+      zones[i] = ZONES[ready[i]];
+    }
+    return routing.picker(
+        factory, keys, pickers, weights, zones, registered(ZONES, WEIGHTS), config, 1);
+  }
+
+  private static int[] counts(SubchannelPicker picker) {
+    int[] counts = new int[ZONES.length];
+    PickSubchannelArgs args = null; // fixed-result children ignore the args
+    for (int i = 0; i < PICKS; i++) {
+      counts[indexOf(picker.pickSubchannel(args))]++;
+    }
+    return counts;
+  }
+
+  private static double zoneShare(int[] counts, String zone) {
+    int in = 0;
+    for (int i = 0; i < counts.length; i++) {
+      in += ZONES[i].equals(zone) ? counts[i] : 0;
+    }
+    return (double) in / PICKS;
+  }
+
+  @Test
+  void withoutCallerZoneTheStepStepsAside() {
+    ZoneRouting routing = new ZoneRouting("weighted_random", random);
+
+    assertThat(picker(routing, weightedRandom, WeightedPolicyConfig.DEFAULT, 0, 1, 2, 3, 4, 5))
+        .isNull();
+  }
+
+  @Test
+  void disabledIgnoresTheResolversZone() {
+    ZoneRouting routing = new ZoneRouting("weighted_random", random);
+    routing.resolverZone("a");
+    WeightedPolicyConfig off = config(new ZoneRoutingConfig(false, null, 1, 1.0));
+
+    assertThat(picker(routing, weightedRandom, off, 0, 1, 2, 3, 4, 5)).isNull();
+  }
+
+  @Test
+  void theResolversZoneAppliesWhenTheConfigNamesNone() {
+    ZoneRouting routing = new ZoneRouting("weighted_random", random);
+    routing.resolverZone("b");
+
+    int[] counts =
+        counts(picker(routing, weightedRandom, WeightedPolicyConfig.DEFAULT, 0, 1, 2, 3, 4, 5));
+
+    assertThat(zoneShare(counts, "b")).isEqualTo(1.0);
+  }
+
+  @Test
+  void aZoneWhoseCapacityCarriesItsShareKeepsEveryCallByWeight() {
+    ZoneRouting routing = new ZoneRouting("weighted_random", random);
+
+    int[] counts = counts(picker(routing, weightedRandom, inZone("a"), 0, 1, 2, 3, 4, 5));
+
+    assertThat(zoneShare(counts, "a")).isEqualTo(1.0);
+    assertThat((double) counts[0] / PICKS).isCloseTo(1 / 6.0, within(0.01));
+    assertThat((double) counts[1] / PICKS).isCloseTo(2 / 6.0, within(0.01));
+    assertThat((double) counts[2] / PICKS).isCloseTo(3 / 6.0, within(0.01));
+  }
+
+  @Test
+  void aZoneThatLostCapacityKeepsTheShareItCarriesAndSpillsTheRest() {
+    ZoneRouting routing = new ZoneRouting("weighted_random", random);
+
+    // Zone a lost its weight-3 endpoint: READY a = 3 of 9, expected share 6 of 12.
+    SubchannelPicker picker = picker(routing, weightedRandom, inZone("a"), 0, 1, 3, 4, 5);
+    int[] counts = counts(picker);
+
+    assertThat(((ZonePicker) picker).localShare()).isCloseTo((3 / 9.0) / 0.5, within(1e-9));
+    assertThat(zoneShare(counts, "a")).isCloseTo(2 / 3.0, within(0.01));
+    assertThat(counts[2]).isZero();
+    // Inside zone b the spill follows the weights 1:2:3.
+    int spilled = counts[3] + counts[4] + counts[5];
+    assertThat((double) counts[5] / spilled).isCloseTo(0.5, within(0.015));
+  }
+
+  @Test
+  void theSpillGoesToZonesWithSpareCapacityOnly() {
+    // Three zones of registered weight 6 each: a lost 3 (READY 3), c lost 3 (READY 3), b whole.
+    String[] zones = {"a", "a", "b", "b", "c", "c"};
+    int[] declared = {3, 3, 3, 3, 3, 3};
+    SubchannelPicker[] all = childPickers(6);
+    ZoneRouting routing = new ZoneRouting("weighted_random", random);
+    SubchannelPicker picker =
+        routing.picker(
+            weightedRandom,
+            new Object[] {"a0", "b0", "b1", "c0"},
+            new SubchannelPicker[] {all[0], all[2], all[3], all[4]},
+            new int[] {3, 3, 3, 3},
+            new String[] {"a", "b", "b", "c"},
+            registered(zones, declared),
+            inZone("a"),
+            1);
+
+    int[] counts = new int[6];
+    for (int i = 0; i < PICKS; i++) {
+      counts[indexOf(picker.pickSubchannel(null))]++;
+    }
+
+    // up(a) = 3/12, exp(a) = 1/3: a keeps 3/4. Spare: b = 6/12 - 1/3 > 0, c = 3/12 - 1/3 < 0.
+    assertThat((double) counts[0] / PICKS).isCloseTo(0.75, within(0.01));
+    assertThat(counts[4]).isZero();
+    assertThat((double) (counts[2] + counts[3]) / PICKS).isCloseTo(0.25, within(0.01));
+  }
+
+  @Test
+  void belowMinLocalEndpointsEveryZoneIsUsed() {
+    ZoneRouting routing = new ZoneRouting("weighted_random", random);
+    WeightedPolicyConfig minTwo = config(new ZoneRoutingConfig(true, "a", 2, 1.0));
+
+    assertThat(picker(routing, weightedRandom, minTwo, 2, 3, 4, 5)).isNull();
+    assertThat(picker(routing, weightedRandom, minTwo, 1, 2, 3, 4, 5)).isNotNull();
+  }
+
+  @Test
+  void noReadyLocalEndpointRoutesToEveryZone() {
+    ZoneRouting routing = new ZoneRouting("weighted_random", random);
+
+    assertThat(picker(routing, weightedRandom, inZone("a"), 3, 4, 5)).isNull();
+  }
+
+  @Test
+  void aZoneThatRecoversTakesItsCallsBack() {
+    ZoneRouting routing = new ZoneRouting("weighted_random", random);
+    assertThat(picker(routing, weightedRandom, inZone("a"), 3, 4, 5)).isNull();
+
+    int[] counts = counts(picker(routing, weightedRandom, inZone("a"), 0, 1, 2, 3, 4, 5));
+
+    assertThat(zoneShare(counts, "a")).isEqualTo(1.0);
+  }
+
+  @Test
+  void endpointsWithoutZoneAreInTheEmptyZone() {
+    SubchannelPicker[] all = childPickers(3);
+    ZoneRouting routing = new ZoneRouting("weighted_random", random);
+    SubchannelPicker picker =
+        routing.picker(
+            weightedRandom,
+            new Object[] {"x", "y", "z"},
+            all,
+            new int[] {1, 1, 1},
+            new String[] {"", "", "a"},
+            Map.of("", 2L, "a", 1L),
+            inZone(""),
+            1);
+
+    for (int i = 0; i < 1_000; i++) {
+      assertThat(indexOf(picker.pickSubchannel(null))).isIn(0, 1);
+    }
+  }
+
+  @Test
+  void leastRequestSpillsWhenTheLocalCandidateIsFullAndStaysWhenItIsNot() {
+    LeastRequestPickerFactory factory =
+        new LeastRequestPickerFactory(new FakeTicker(), new Random(3), TracerDecorator.NONE);
+    ZoneRouting routing = new ZoneRouting("weighted_least_request", random);
+    // Weights 2 everywhere: an endpoint is full above 1 outstanding call per unit of weight.
+    SubchannelPicker[] all = childPickers(4);
+    Object[] keys = {"a0", "a1", "b0", "b1"};
+    int[] weights = {2, 2, 2, 2};
+    String[] zones = {"a", "a", "b", "b"};
+    Map<String, Long> registered = Map.of("a", 4L, "b", 4L);
+    SubchannelPicker picker =
+        routing.picker(factory, keys, all, weights, zones, registered, inZone("a"), 1);
+
+    // Idle: (0 + 1) / 2 = 0.5 is not full, every call stays local.
+    for (int i = 0; i < 1_000; i++) {
+      assertThat(indexOf(picker.pickSubchannel(null))).isIn(0, 1);
+    }
+
+    // Two calls on each local endpoint: (2 + 1) / 2 = 1.5 > 1, and zone b is idle (0.5).
+    for (Object key : new Object[] {"a0", "a1"}) {
+      factory.load(key).callStarted();
+      factory.load(key).callStarted();
+    }
+    for (int i = 0; i < 1_000; i++) {
+      assertThat(indexOf(picker.pickSubchannel(null))).isIn(2, 3);
+    }
+
+    // Zone b as loaded as zone a: spilling would not help, calls stay local.
+    for (Object key : new Object[] {"b0", "b1"}) {
+      factory.load(key).callStarted();
+      factory.load(key).callStarted();
+    }
+    for (int i = 0; i < 1_000; i++) {
+      assertThat(indexOf(picker.pickSubchannel(null))).isIn(0, 1);
+    }
+  }
+
+  @Test
+  void leastRequestKeepsEveryEndpointsLoadAcrossZonePickers() {
+    LeastRequestPickerFactory factory =
+        new LeastRequestPickerFactory(new FakeTicker(), new Random(3), TracerDecorator.NONE);
+    ZoneRouting routing = new ZoneRouting("weighted_least_request", random);
+    SubchannelPicker[] all = childPickers(4);
+    Object[] keys = {"a0", "a1", "b0", "b1"};
+    routing.picker(factory, keys, all, new int[] {2, 2, 2, 2}, new String[] {"a", "a", "b", "b"},
+        Map.of("a", 4L, "b", 4L), inZone("a"), 1);
+    EndpointLoad b0 = factory.load("b0");
+    b0.callStarted();
+
+    routing.picker(factory, keys, all, new int[] {2, 2, 2, 3}, new String[] {"a", "a", "b", "b"},
+        Map.of("a", 4L, "b", 5L), inZone("a"), 1);
+
+    assertThat(factory.load("b0")).isSameAs(b0);
+    assertThat(factory.load("a0")).isNotNull();
+  }
+
+  @Test
+  void liveLoadSpillIsOffWithSpillLoadZero() {
+    LeastRequestPickerFactory factory =
+        new LeastRequestPickerFactory(new FakeTicker(), new Random(3), TracerDecorator.NONE);
+    ZoneRouting routing = new ZoneRouting("weighted_least_request", random);
+    SubchannelPicker picker =
+        routing.picker(factory, new Object[] {"a0", "b0"}, childPickers(2), new int[] {1, 1},
+            new String[] {"a", "b"}, Map.of("a", 1L, "b", 1L),
+            config(new ZoneRoutingConfig(true, "a", 1, 0)), 1);
+    for (int i = 0; i < 5; i++) {
+      factory.load("a0").callStarted();
+    }
+
+    for (int i = 0; i < 1_000; i++) {
+      assertThat(indexOf(picker.pickSubchannel(null))).isEqualTo(0);
+    }
+  }
+}
