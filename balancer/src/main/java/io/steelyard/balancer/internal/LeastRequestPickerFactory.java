@@ -10,6 +10,7 @@ import io.grpc.LoadBalancer.SubchannelPicker;
 import io.steelyard.balancer.spi.LoadAwarePickerFactory;
 import io.steelyard.balancer.spi.TracerDecorator;
 import io.steelyard.balancer.spi.WeightedPolicyConfig;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.Random;
 import javax.annotation.Nullable;
@@ -66,23 +67,40 @@ final class LeastRequestPickerFactory implements LoadAwarePickerFactory {
       SubchannelPicker[] childPickers,
       int[] weights,
       WeightedPolicyConfig config) {
+    return newPickers(
+        new Object[][] {endpointKeys},
+        new SubchannelPicker[][] {childPickers},
+        new int[][] {weights},
+        config)[0];
+  }
+
+  /** One picker per group; an endpoint in several groups has one load, shared by their pickers. */
+  @Override
+  public SubchannelPicker[] newPickers(
+      Object[][] endpointKeys,
+      SubchannelPicker[][] childPickers,
+      int[][] weights,
+      WeightedPolicyConfig config) {
     Map<Object, EndpointLoad> previous = loads;
-    ImmutableMap.Builder<Object, EndpointLoad> next =
-        ImmutableMap.builderWithExpectedSize(endpointKeys.length);
-    EndpointLoad[] pickerLoads = new EndpointLoad[endpointKeys.length];
-    for (int i = 0; i < endpointKeys.length; i++) {
-      EndpointLoad load = previous.get(endpointKeys[i]);
-      if (load == null) {
-        load = new EndpointLoad(ticker, config, decorator);
-      } else {
-        load.configure(config);
+    Map<Object, EndpointLoad> next = new HashMap<>();
+    SubchannelPicker[] pickers = new SubchannelPicker[endpointKeys.length];
+    for (int g = 0; g < pickers.length; g++) {
+      EndpointLoad[] pickerLoads = new EndpointLoad[endpointKeys[g].length];
+      for (int i = 0; i < pickerLoads.length; i++) {
+        pickerLoads[i] = next.computeIfAbsent(endpointKeys[g][i], key -> {
+          EndpointLoad load = previous.get(key);
+          if (load == null) {
+            return new EndpointLoad(ticker, config, decorator);
+          }
+          load.configure(config);
+          return load;
+        });
       }
-      pickerLoads[i] = load;
-      next.put(endpointKeys[i], load);
+      pickers[g] = new LeastRequestPicker(
+          childPickers[g], weights[g], pickerLoads, config.choiceCount(), config.latency(), random);
     }
-    loads = next.buildOrThrow();
-    return new LeastRequestPicker(
-        childPickers, weights, pickerLoads, config.choiceCount(), config.latency(), random);
+    loads = ImmutableMap.copyOf(next);
+    return pickers;
   }
 
   /**

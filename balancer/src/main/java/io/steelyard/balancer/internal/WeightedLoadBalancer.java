@@ -49,6 +49,8 @@ import org.slf4j.LoggerFactory;
  *   <li>slow start, when the config turns it on: {@link SlowStart} ramps the effective weight of
  *       endpoints that recently became usable, and a timer rebuilds the picker while ramps run
  *       (at most once per {@link SlowStart#refreshDelayNanos}: max(window / 20, 250 ms));
+ *   <li>metadata subsets, when the config sets {@code subset} or {@code split}: {@link Subsets}
+ *       chooses the READY eligible children each picker covers;
  *   <li>the picker over the READY eligible children: the {@link PickerFactory}.
  * </ol>
  *
@@ -112,6 +114,11 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
   /** Backend label (first address) per child key, from the latest non-empty resolution. */
   private Map<Object, String> backends = new HashMap<>();
 
+  /** Metadata per child key that has any, from the latest non-empty resolution. */
+  private Map<Object, Map<String, String>> metadata = new HashMap<>();
+
+  private final Subsets subsets = new Subsets();
+
   /** Told about every endpoint after each update; null when the channel asked for no metrics. */
   @Nullable private final BalancerObserver observer;
 
@@ -162,12 +169,18 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
     if (!children.isEmpty()) {
       Map<Object, Integer> weights = new HashMap<>(children.size() * 2);
       Map<Object, String> labels = new HashMap<>(children.size() * 2);
+      Map<Object, Map<String, String>> metadataByKey = new HashMap<>();
       for (Map.Entry<Object, ResolvedAddresses> entry : children.entrySet()) {
         EquivalentAddressGroup eag = entry.getValue().getAddresses().get(0);
         weights.put(entry.getKey(), EndpointWeights.weight(eag));
         labels.put(entry.getKey(), EndpointState.label(eag.getAddresses().get(0)));
+        Map<String, String> meta = eag.getAttributes().get(EndpointWeights.METADATA);
+        if (meta != null) {
+          metadataByKey.put(entry.getKey(), meta);
+        }
       }
       declaredWeights = weights;
+      metadata = metadataByKey;
       backends = labels;
       slowStart.onResolution(children.keySet());
     }
@@ -280,11 +293,13 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
     if (!readyPickers.isEmpty()) {
       lastNotReadyReport = null;
       SubchannelPicker picker =
-          pickerFactory.newPicker(
+          subsets.newPicker(
+              pickerFactory,
               Arrays.copyOf(readyKeys, readyPickers.size()),
               readyPickers.toArray(new SubchannelPicker[0]),
               Arrays.copyOf(readyWeights, readyPickers.size()),
-              config);
+              config,
+              metadata::get);
       updateBalancingState(READY, picker);
     } else if (connecting) {
       updateBalancingState(CONNECTING, new FixedResultPicker(CONNECTING_RESULT));

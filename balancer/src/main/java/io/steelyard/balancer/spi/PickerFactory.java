@@ -39,4 +39,24 @@ public interface PickerFactory {
       WeightedPolicyConfig config) {
     return newPicker(childPickers, weights);
   }
+
+  /**
+   * Pickers over several groups of one update's READY endpoints, one per group, each as by
+   * {@link #newPicker(Object[], SubchannelPicker[], int[], WeightedPolicyConfig)}: the balancer
+   * calls this when the config splits calls across metadata subsets ({@link EndpointSubsets}).
+   * Groups may share endpoints. A factory that keeps per-endpoint state from picker to picker
+   * overrides this so that what it keeps covers every group, not the last one only; the default
+   * calls {@code newPicker} once per group.
+   */
+  default SubchannelPicker[] newPickers(
+      Object[][] endpointKeys,
+      SubchannelPicker[][] childPickers,
+      int[][] weights,
+      WeightedPolicyConfig config) {
+    SubchannelPicker[] pickers = new SubchannelPicker[endpointKeys.length];
+    for (int g = 0; g < pickers.length; g++) {
+      pickers[g] = newPicker(endpointKeys[g], childPickers[g], weights[g], config);
+    }
+    return pickers;
+  }
 }

@@ -23,7 +23,8 @@ import javax.annotation.concurrent.Immutable;
  * subsetSize}, {@code subsetClientId}: {@link RendezvousSubset}), {@link
  * #FIELD_PANIC_THRESHOLD_PERCENT} (0..100, default 0 = off: when fewer than this share of the
  * endpoints are usable, pick among every endpoint that still has a connection) and {@link
- * SlowStartConfig#FIELD} (off by default). {@code weighted_least_request} (and its ORCA variant)
+ * SlowStartConfig#FIELD} (off by default) and the metadata subsets {@link
+ * EndpointSubsets#FIELD_SUBSET} and {@link EndpointSubsets#FIELD_SPLIT} (off by default). {@code weighted_least_request} (and its ORCA variant)
  * also reads the {@link #LEAST_REQUEST_FIELDS}. A field a policy does not read keeps its default
  * here, so one immutable class serves every policy.
  *
@@ -57,7 +58,9 @@ public final class WeightedPolicyConfig {
           FIELD_SUBSET_SIZE,
           FIELD_SUBSET_CLIENT_ID,
           FIELD_PANIC_THRESHOLD_PERCENT,
-          SlowStartConfig.FIELD);
+          SlowStartConfig.FIELD,
+          EndpointSubsets.FIELD_SUBSET,
+          EndpointSubsets.FIELD_SPLIT);
 
   /** {@code weighted_least_request}: candidates drawn per pick, 2..10. */
   public static final String FIELD_CHOICE_COUNT = "choiceCount";
@@ -115,6 +118,7 @@ public final class WeightedPolicyConfig {
   @Nullable private final RendezvousSubset subset;
   private final int panicThresholdPercent;
   @Nullable private final SlowStartConfig slowStart;
+  @Nullable private final EndpointSubsets endpointSubsets;
 
   private WeightedPolicyConfig(Builder builder) {
     this.choiceCount = orDefault(builder.choiceCount, DEFAULT_CHOICE_COUNT);
@@ -124,6 +128,7 @@ public final class WeightedPolicyConfig {
     this.subset = builder.subset;
     this.panicThresholdPercent = orDefault(builder.panicThresholdPercent, 0);
     this.slowStart = builder.slowStart;
+    this.endpointSubsets = builder.endpointSubsets;
   }
 
   private static <T> T orDefault(@Nullable T value, T defaultValue) {
@@ -172,6 +177,15 @@ public final class WeightedPolicyConfig {
     return slowStart;
   }
 
+  /**
+   * The endpoints picked from by metadata ({@code subset} or {@code split}), or null (the
+   * default) for every endpoint.
+   */
+  @Nullable
+  public EndpointSubsets endpointSubsets() {
+    return endpointSubsets;
+  }
+
   private static String formatDuration(long nanos) {
     return BigDecimal.valueOf(nanos).movePointLeft(9).stripTrailingZeros().toPlainString() + "s";
   }
@@ -191,13 +205,15 @@ public final class WeightedPolicyConfig {
         && Double.compare(errorPenalty, that.errorPenalty) == 0
         && Objects.equals(subset, that.subset)
         && panicThresholdPercent == that.panicThresholdPercent
-        && Objects.equals(slowStart, that.slowStart);
+        && Objects.equals(slowStart, that.slowStart)
+        && Objects.equals(endpointSubsets, that.endpointSubsets);
   }
 
   @Override
   public int hashCode() {
     return Objects.hash(
-        choiceCount, latency, decayNanos, errorPenalty, subset, panicThresholdPercent, slowStart);
+        choiceCount, latency, decayNanos, errorPenalty, subset, panicThresholdPercent, slowStart,
+        endpointSubsets);
   }
 
   @Override
@@ -213,6 +229,7 @@ public final class WeightedPolicyConfig {
         + (subset == null ? "" : ", subset=" + subset)
         + (panicThresholdPercent == 0 ? "" : ", panicThresholdPercent=" + panicThresholdPercent)
         + (slowStart == null ? "" : ", slowStart=" + slowStart)
+        + (endpointSubsets == null ? "" : ", " + endpointSubsets)
         + "}";
   }
 
@@ -228,6 +245,7 @@ public final class WeightedPolicyConfig {
     @Nullable private RendezvousSubset subset;
     @Nullable private Integer panicThresholdPercent;
     @Nullable private SlowStartConfig slowStart;
+    @Nullable private EndpointSubsets endpointSubsets;
 
     private Builder() {}
 
@@ -294,6 +312,13 @@ public final class WeightedPolicyConfig {
     public Builder slowStart(SlowStartConfig slowStart) {
       checkState(this.slowStart == null, "slowStart already set");
       this.slowStart = requireNonNull(slowStart, "slowStart");
+      return this;
+    }
+
+    /** See {@link WeightedPolicyConfig#endpointSubsets()}; not set (the default): every endpoint. */
+    public Builder endpointSubsets(EndpointSubsets endpointSubsets) {
+      checkState(this.endpointSubsets == null, "endpointSubsets already set");
+      this.endpointSubsets = requireNonNull(endpointSubsets, "endpointSubsets");
       return this;
     }
 
