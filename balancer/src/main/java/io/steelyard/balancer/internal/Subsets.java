@@ -62,7 +62,7 @@ final class Subsets {
     if (subsets == null) {
       return factory.newPicker(keys, pickers, weights, config);
     }
-    List<? extends Map<String, String>> selectors = subsets.selectors();
+    List<Map<String, String>> selectors = subsets.selectors();
     int[][] members = new int[selectors.size()][];
     for (int s = 0; s < members.length; s++) {
       members[s] = matching(selectors.get(s), keys, metadata);
@@ -151,7 +151,7 @@ final class Subsets {
   }
 
   /** {@code selector {version=v2}} or {@code selectors {version=v2}, {version=v1}}. */
-  static String describe(List<? extends Map<String, String>> selectors) {
+  static String describe(List<Map<String, String>> selectors) {
     StringBuilder sb = new StringBuilder(selectors.size() == 1 ? "selector " : "selectors ");
     for (int s = 0; s < selectors.size(); s++) {
       sb.append(s == 0 ? "" : ", ").append(selectors.get(s));

@@ -74,7 +74,7 @@ public final class EndpointSubsets {
   /** A split's percentages are counted in hundredths of a percent, summing to this. */
   public static final int TOTAL_BASIS_POINTS = 10_000;
 
-  private final ImmutableList<ImmutableSortedMap<String, String>> selectors;
+  private final ImmutableList<Map<String, String>> selectors;
   private final boolean fallbackToAny;
   @Nullable private final int[] basisPoints;
 
@@ -85,7 +85,7 @@ public final class EndpointSubsets {
         "selectors: %s (expected: 1..%s)",
         selectors.size(),
         MAX_SELECTORS);
-    ImmutableList.Builder<ImmutableSortedMap<String, String>> copies = ImmutableList.builder();
+    ImmutableList.Builder<Map<String, String>> copies = ImmutableList.builder();
     for (Map<String, String> selector : selectors) {
       checkArgument(!selector.isEmpty(), "selector: {} (expected: at least one label)");
       copies.add(ImmutableSortedMap.copyOf(selector));
@@ -130,7 +130,7 @@ public final class EndpointSubsets {
   }
 
   /** A subset's selectors in the order tried, or a split's, one per entry. */
-  public List<? extends Map<String, String>> selectors() {
+  public List<Map<String, String>> selectors() {
     return selectors;
   }
 
