@@ -24,10 +24,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Metadata subsets over real servers: greeters registered in etcd with {@code version}
@@ -35,6 +38,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 @Timeout(value = 90, unit = TimeUnit.SECONDS)
 class SubsetSplitIT {
+
+  private static final Logger log = LoggerFactory.getLogger(SubsetSplitIT.class);
 
   @RegisterExtension static final EtcdCluster etcd = EtcdCluster.builder().build();
 
@@ -79,7 +84,7 @@ class SubsetSplitIT {
     }
   }
 
-  @org.junit.jupiter.api.AfterEach
+  @AfterEach
   void closeChannels() throws InterruptedException {
     for (ManagedChannel channel : channels) {
       channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
@@ -123,6 +128,8 @@ class SubsetSplitIT {
     await().atMost(Duration.ofSeconds(20)).until(() -> callsByServer(stub, 50).size() == 3);
 
     Map<String, Integer> counts = callsByServer(stub, 4_000);
+    log.info("90/10 split over 4,000 calls: v1 weight 1 {}, v1 weight 3 {}, v2 {}",
+        counts.get(v1Light.address()), counts.get(v1Heavy.address()), counts.get(v2.address()));
 
     // Binomial sd of the v2 share over 4,000 calls is 0.47 points: 2 points is over 4 sd.
     assertThat(counts.getOrDefault(v2.address(), 0) / 4_000.0).as("v2 share, %s", counts)

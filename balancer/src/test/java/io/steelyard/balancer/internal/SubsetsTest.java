@@ -174,6 +174,29 @@ class SubsetsTest {
   }
 
   @Test
+  void eachSubsetOfASplitFollowsItsOwnRoundRobinSequence() {
+    Object[] keys = keys(V1, V1, V2, V2);
+    Random alternating = new Random() {
+      private int n;
+
+      @Override
+      public int nextInt(int bound) {
+        return n++ % 2 == 0 ? 0 : bound - 1;
+      }
+    };
+    SubchannelPicker picker = new Subsets(alternating).newPicker(
+        SmoothRoundRobinPicker.newFactory(() -> new StripedPositions(new int[] {0, 0, 0, 0})),
+        keys,
+        childPickers(4),
+        new int[] {1, 3, 3, 1},
+        WeightedPolicyConfig.builder().endpointSubsets(split(5000, 5000)).build(),
+        metadata::get);
+
+    // Calls alternate between the subsets; each still gets whole periods of its own schedule.
+    assertThat(counts(picker, 4, 16)).containsExactly(2, 6, 6, 2);
+  }
+
+  @Test
   void aSubsetWithNoReadyEndpointGivesItsShareToTheOthersInProportion() {
     Map<String, String> v3 = Map.of("version", "v3");
     Object[] keys = keys(V1, v3);
