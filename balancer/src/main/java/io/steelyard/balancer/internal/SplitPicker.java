@@ -30,7 +30,11 @@ final class SplitPicker extends SubchannelPicker {
   /** {@code shares} are positive; {@code random} null draws from {@link ThreadLocalRandom}. */
   SplitPicker(SubchannelPicker[] pickers, int[] shares, @Nullable Random random) {
     checkArgument(pickers.length > 1, "pickers: %s (expected: at least 2)", pickers.length);
-    checkArgument(shares.length == pickers.length, "shares: %s (expected: %s)", shares.length, pickers.length);
+    checkArgument(
+        shares.length == pickers.length,
+        "shares: %s (expected: %s)",
+        shares.length,
+        pickers.length);
     this.pickers = pickers.clone();
     this.bounds = new int[shares.length];
     int sum = 0;
@@ -67,6 +71,7 @@ final class SplitPicker extends SubchannelPicker {
 
   @Override
   public String toString() {
-    return "SplitPicker{bounds=" + Arrays.toString(bounds) + ", pickers=" + Arrays.toString(pickers) + "}";
+    return "SplitPicker{bounds=" + Arrays.toString(bounds)
+        + ", pickers=" + Arrays.toString(pickers) + "}";
   }
 }

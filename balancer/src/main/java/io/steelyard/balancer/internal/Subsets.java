@@ -67,8 +67,8 @@ final class Subsets {
     for (int s = 0; s < members.length; s++) {
       members[s] = matching(selectors.get(s), keys, metadata);
       if (!subsets.isSplit() && members[s].length > 0) {
-        return factory.newPicker(
-            select(keys, members[s]), select(pickers, members[s]), select(weights, members[s]), config);
+        int[] m = members[s];
+        return factory.newPicker(select(keys, m), select(pickers, m), select(weights, m), config);
       }
     }
     if (!subsets.isSplit()) {
@@ -117,7 +117,10 @@ final class Subsets {
     }
     SubchannelPicker[] built =
         factory.newPickers(
-            Arrays.copyOf(groupKeys, g), Arrays.copyOf(groupPickers, g), Arrays.copyOf(groupWeights, g), config);
+            Arrays.copyOf(groupKeys, g),
+            Arrays.copyOf(groupPickers, g),
+            Arrays.copyOf(groupWeights, g),
+            config);
     return g == 1 ? built[0] : new SplitPicker(built, Arrays.copyOf(shares, g), random);
   }
 

@@ -75,10 +75,12 @@ final class SubsetsParser {
     Object level = raw;
     while (true) {
       if (!(level instanceof Map<?, ?> map)) {
-        return Result.error(path + ": " + level + " (expected: an object with \"" + FIELD_SELECTOR + "\")");
+        return Result.error(
+            path + ": " + level + " (expected: an object with \"" + FIELD_SELECTOR + "\")");
       }
       if (selectors.size() == MAX_SELECTORS) {
-        return Result.error(path + ": more than " + MAX_SELECTORS + " selectors (expected: at most " + MAX_SELECTORS + ")");
+        return Result.error(path + ": more than " + MAX_SELECTORS
+            + " selectors (expected: at most " + MAX_SELECTORS + ")");
       }
       noteUnknown(map, SUBSET_FIELDS, path, unknown);
       Object selector = map.get(FIELD_SELECTOR);

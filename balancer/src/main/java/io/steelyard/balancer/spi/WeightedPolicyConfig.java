@@ -24,8 +24,8 @@ import javax.annotation.concurrent.Immutable;
  * #FIELD_PANIC_THRESHOLD_PERCENT} (0..100, default 0 = off: when fewer than this share of the
  * endpoints are usable, pick among every endpoint that still has a connection) and {@link
  * SlowStartConfig#FIELD} (off by default) and the metadata subsets {@link
- * EndpointSubsets#FIELD_SUBSET} and {@link EndpointSubsets#FIELD_SPLIT} (off by default). {@code weighted_least_request} (and its ORCA variant)
- * also reads the {@link #LEAST_REQUEST_FIELDS}. A field a policy does not read keeps its default
+ * EndpointSubsets#FIELD_SUBSET} and {@link EndpointSubsets#FIELD_SPLIT} (off by default). {@code
+ * weighted_least_request} (and its ORCA variant) also reads the {@link #LEAST_REQUEST_FIELDS}. A field a policy does not read keeps its default
  * here, so one immutable class serves every policy.
  *
  * <pre>{@code
@@ -315,7 +315,7 @@ public final class WeightedPolicyConfig {
       return this;
     }
 
-    /** See {@link WeightedPolicyConfig#endpointSubsets()}; not set (the default): every endpoint. */
+    /** See {@link WeightedPolicyConfig#endpointSubsets()}; not set (the default): all endpoints. */
     public Builder endpointSubsets(EndpointSubsets endpointSubsets) {
       checkState(this.endpointSubsets == null, "endpointSubsets already set");
       this.endpointSubsets = requireNonNull(endpointSubsets, "endpointSubsets");
