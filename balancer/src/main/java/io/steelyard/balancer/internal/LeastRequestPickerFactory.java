@@ -10,6 +10,7 @@ import io.grpc.LoadBalancer.SubchannelPicker;
 import io.steelyard.balancer.spi.LoadAwarePickerFactory;
 import io.steelyard.balancer.spi.TracerDecorator;
 import io.steelyard.balancer.spi.WeightedPolicyConfig;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.Random;
 import javax.annotation.Nullable;
@@ -73,7 +74,10 @@ final class LeastRequestPickerFactory implements LoadAwarePickerFactory {
         config)[0];
   }
 
-  /** Keeps the load of every endpoint of every group: the groups together are the READY set. */
+  /**
+   * One picker per group; the groups together are the READY set, whose loads are kept: an
+   * endpoint in several groups (overlapping subsets) has one load, shared by their pickers.
+   */
   @Override
   public SubchannelPicker[] newPickers(
       Object[][] endpointKeys,
@@ -81,30 +85,24 @@ final class LeastRequestPickerFactory implements LoadAwarePickerFactory {
       int[][] weights,
       WeightedPolicyConfig config) {
     Map<Object, EndpointLoad> previous = loads;
-    int total = 0;
-    for (Object[] group : endpointKeys) {
-      total += group.length;
-    }
-    ImmutableMap.Builder<Object, EndpointLoad> next = ImmutableMap.builderWithExpectedSize(total);
+    Map<Object, EndpointLoad> next = new HashMap<>();
     SubchannelPicker[] pickers = new SubchannelPicker[endpointKeys.length];
-    for (int g = 0; g < endpointKeys.length; g++) {
-      Object[] keys = endpointKeys[g];
-      EndpointLoad[] pickerLoads = new EndpointLoad[keys.length];
-      for (int i = 0; i < keys.length; i++) {
-        EndpointLoad load = previous.get(keys[i]);
-        if (load == null) {
-          load = new EndpointLoad(ticker, config, decorator);
-        } else {
+    for (int g = 0; g < pickers.length; g++) {
+      EndpointLoad[] pickerLoads = new EndpointLoad[endpointKeys[g].length];
+      for (int i = 0; i < pickerLoads.length; i++) {
+        pickerLoads[i] = next.computeIfAbsent(endpointKeys[g][i], key -> {
+          EndpointLoad load = previous.get(key);
+          if (load == null) {
+            return new EndpointLoad(ticker, config, decorator);
+          }
           load.configure(config);
-        }
-        pickerLoads[i] = load;
-        next.put(keys[i], load);
+          return load;
+        });
       }
-      pickers[g] =
-          new LeastRequestPicker(
-              childPickers[g], weights[g], pickerLoads, config.choiceCount(), config.latency(), random);
+      pickers[g] = new LeastRequestPicker(
+          childPickers[g], weights[g], pickerLoads, config.choiceCount(), config.latency(), random);
     }
-    loads = next.buildOrThrow();
+    loads = ImmutableMap.copyOf(next);
     return pickers;
   }
 

@@ -78,8 +78,9 @@ public final class PolicyConfigParser {
       String field = entry.getKey();
       Object value = entry.getValue();
       if (field.equals(WeightedPolicyConfig.FIELD_SUBSET_SIZE)
-          || field.equals(WeightedPolicyConfig.FIELD_SUBSET_CLIENT_ID)) {
-        continue; // parsed together below: one needs the other
+          || field.equals(WeightedPolicyConfig.FIELD_SUBSET_CLIENT_ID)
+          || SubsetsParser.reads(field)) {
+        continue; // parsed together below: one needs (or excludes) the other
       }
       if (!knownFields.contains(field)) {
         unknown.add(field);
@@ -97,6 +98,11 @@ public final class PolicyConfigParser {
         return subset;
       }
       builder.subset((RendezvousSubset) subset.getConfig());
+    }
+    String subsets = SubsetsParser.read(rawConfig, builder, unknown);
+    if (subsets != null) {
+      return ConfigOrError.fromError(
+          Status.UNAVAILABLE.withDescription(policyName + "." + subsets));
     }
     if (!unknown.isEmpty()) {
       warnOnce(rawConfig, unknown);

@@ -8,6 +8,10 @@ import io.grpc.LoadBalancer.PickResult;
 import io.grpc.LoadBalancer.PickSubchannelArgs;
 import io.grpc.LoadBalancer.SubchannelPicker;
 import io.steelyard.balancer.spi.PickerFactory;
+import io.steelyard.balancer.spi.WeightedPolicyConfig;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Supplier;
 
 /**
  * Deterministic, smooth weighted round robin with O(1) lock-free picks that scale with threads.
@@ -71,13 +75,57 @@ final class SmoothRoundRobinPicker extends WeightedPicker {
 
   /** The production factory: the balancer's pickers share stripes sized for this machine. */
   static PickerFactory newFactory() {
-    return newFactory(StripedPositions.forThisMachine());
+    return new Factory(StripedPositions::forThisMachine);
   }
 
   /** The balancer's pickers share {@code positions}, for exact tests. */
   @VisibleForTesting
   static PickerFactory newFactory(StripedPositions positions) {
-    return (childPickers, weights) -> new SmoothRoundRobinPicker(childPickers, weights, positions);
+    return new Factory(() -> positions);
+  }
+
+  /** Each subset of a split walks positions of its own from {@code positions}, for exact tests. */
+  @VisibleForTesting
+  static PickerFactory newFactory(Supplier<StripedPositions> positions) {
+    return new Factory(positions);
+  }
+
+  /**
+   * Successive pickers share positions; under a traffic split, each subset's pickers share
+   * positions of their own (by the subset's place in the split), so that every subset follows
+   * its own smooth sequence: with shared positions, a subset would see only the slots the
+   * others' picks left it, which for a regular interleaving can be one endpoint's slots only.
+   * Confined to the balancer's SynchronizationContext.
+   */
+  private static final class Factory implements PickerFactory {
+    private final Supplier<StripedPositions> newPositions;
+    private final List<StripedPositions> perGroup = new ArrayList<>();
+
+    Factory(Supplier<StripedPositions> newPositions) {
+      this.newPositions = newPositions;
+      perGroup.add(newPositions.get());
+    }
+
+    @Override
+    public SubchannelPicker newPicker(SubchannelPicker[] childPickers, int[] weights) {
+      return new SmoothRoundRobinPicker(childPickers, weights, perGroup.get(0));
+    }
+
+    @Override
+    public SubchannelPicker[] newPickers(
+        Object[][] endpointKeys,
+        SubchannelPicker[][] childPickers,
+        int[][] weights,
+        WeightedPolicyConfig config) {
+      SubchannelPicker[] pickers = new SubchannelPicker[childPickers.length];
+      for (int g = 0; g < pickers.length; g++) {
+        while (perGroup.size() <= g) {
+          perGroup.add(newPositions.get());
+        }
+        pickers[g] = new SmoothRoundRobinPicker(childPickers[g], weights[g], perGroup.get(g));
+      }
+      return pickers;
+    }
   }
 
   @Override

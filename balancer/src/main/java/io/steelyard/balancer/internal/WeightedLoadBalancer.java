@@ -17,6 +17,7 @@ import io.grpc.SynchronizationContext.ScheduledHandle;
 import io.grpc.util.MultiChildLoadBalancer;
 import io.steelyard.balancer.spi.BalancerObserver;
 import io.steelyard.balancer.spi.EndpointState;
+import io.steelyard.balancer.spi.EndpointSubsets;
 import io.steelyard.balancer.spi.PickerFactory;
 import io.steelyard.balancer.spi.RendezvousSubset;
 import io.steelyard.balancer.spi.WeightedPolicyConfig;
@@ -50,10 +51,14 @@ import org.slf4j.LoggerFactory;
  *   <li>slow start, when the config turns it on: {@link SlowStart} ramps the effective weight of
  *       endpoints that recently became usable, and a timer rebuilds the picker while ramps run
  *       (at most once per {@link SlowStart#refreshDelayNanos}: max(window / 20, 250 ms));
- *   <li>the zone step, when the caller's zone is known ({@link ZoneRouting}): which share of
- *       calls stays in the caller's zone and how the rest spreads over the others;
- *   <li>the picker over the READY eligible children (per zone, under the zone step): the {@link
- *       PickerFactory}.
+ *   <li>metadata subsets, when the config sets {@code subset} or {@code split}: {@link Subsets}
+ *       chooses the READY eligible children each picker covers (a split: per call, by share);
+ *   <li>the zone step, when the caller's zone is known ({@link ZoneRouting}): within the chosen
+ *       subset (or over every endpoint), which share of calls stays in the caller's zone and how
+ *       the rest spreads over the others;
+ *   <li>the picker over each group so formed (subset, or zone within a subset): the {@link
+ *       PickerFactory}, all groups in one {@link PickerFactory#newPickers} call. Without subsets
+ *       and a caller zone, one {@link PickerFactory#newPicker} over every READY eligible child.
  * </ol>
  *
  * <p>Children are keyed by address only, so an update that changes nothing but weights (or other
@@ -120,6 +125,11 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
   /** Backend label (first address) per child key, from the latest non-empty resolution. */
   private Map<Object, String> backends = new HashMap<>();
 
+  /** Metadata per child key that has any, from the latest non-empty resolution. */
+  private Map<Object, Map<String, String>> metadata = new HashMap<>();
+
+  private final Subsets subsets = new Subsets();
+
   /** Told about every endpoint after each update; null when the channel asked for no metrics. */
   @Nullable private final BalancerObserver observer;
 
@@ -173,14 +183,20 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
       Map<Object, Integer> weights = new HashMap<>(children.size() * 2);
       Map<Object, String> labels = new HashMap<>(children.size() * 2);
       Map<Object, String> zoneOf = new HashMap<>(children.size() * 2);
+      Map<Object, Map<String, String>> metadataByKey = new HashMap<>();
       for (Map.Entry<Object, ResolvedAddresses> entry : children.entrySet()) {
         EquivalentAddressGroup eag = entry.getValue().getAddresses().get(0);
         weights.put(entry.getKey(), EndpointWeights.weight(eag));
         labels.put(entry.getKey(), EndpointState.label(eag.getAddresses().get(0)));
         zoneOf.put(entry.getKey(), Localities.zone(eag));
+        Map<String, String> meta = eag.getAttributes().get(EndpointWeights.METADATA);
+        if (meta != null) {
+          metadataByKey.put(entry.getKey(), meta);
+        }
       }
       zones = zoneOf;
       declaredWeights = weights;
+      metadata = metadataByKey;
       backends = labels;
       slowStart.onResolution(children.keySet());
     }
@@ -296,12 +312,11 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
       SubchannelPicker[] pickers = readyPickers.toArray(new SubchannelPicker[0]);
       int[] pickWeights = Arrays.copyOf(readyWeights, readyPickers.size());
       SubchannelPicker picker =
-          zoneRouting.callerZone(config) == null
-              ? null
-              : zonePicker(children, declared, pickKeys, pickers, pickWeights, scale);
-      if (picker == null) {
-        picker = pickerFactory.newPicker(pickKeys, pickers, pickWeights, config);
-      }
+          config.endpointSubsets() == null && zoneRouting.callerZone(config) == null
+              ? pickerFactory.newPicker(pickKeys, pickers, pickWeights, config)
+              : subsets.newPicker(
+                  pickerFactory, pickKeys, pickers, pickWeights, config, metadata::get,
+                  zoneStep(children, declared, pickKeys, pickWeights, scale));
       updateBalancingState(READY, picker);
     } else if (connecting) {
       updateBalancingState(CONNECTING, new FixedResultPicker(CONNECTING_RESULT));
@@ -311,25 +326,33 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
     }
   }
 
-  /** The zone step's picker, or null for the zone-blind one. */
-  @Nullable
-  private SubchannelPicker zonePicker(
-      List<ChildLbState> children,
-      int[] declared,
-      Object[] keys,
-      SubchannelPicker[] pickers,
-      int[] weights,
-      int scale) {
-    Map<String, Long> registered = new HashMap<>();
-    for (int i = 0; i < children.size(); i++) {
-      registered.merge(zones.getOrDefault(children.get(i).getKey(), ""), (long) declared[i], Long::sum);
+  /**
+   * The zone step within each subset, over the READY {@code keys} with their {@code weights}:
+   * its local share and spill are computed over the subset's endpoints only (their declared
+   * weights per zone, READY or not); {@link Subsets#POLICY_ONLY} without a caller zone.
+   */
+  private Subsets.Within zoneStep(
+      List<ChildLbState> children, int[] declared, Object[] keys, int[] weights, int scale) {
+    if (zoneRouting.callerZone(config) == null) {
+      return Subsets.POLICY_ONLY;
     }
     String[] pickZones = new String[keys.length];
     for (int i = 0; i < keys.length; i++) {
       pickZones[i] = zones.getOrDefault(keys[i], "");
     }
-    return zoneRouting.picker(
-        pickerFactory, keys, pickers, weights, pickZones, registered, config, scale);
+    return selector -> (groups, members) -> {
+      Map<String, Long> registered = new HashMap<>();
+      for (int i = 0; i < children.size(); i++) {
+        Object key = children.get(i).getKey();
+        if (selector == null || EndpointSubsets.matches(selector, metadata.get(key))) {
+          registered.merge(zones.getOrDefault(key, ""), (long) declared[i], Long::sum);
+        }
+      }
+      PickerGroups.Assembly plan = zoneRouting.plan(groups, members,
+          selector == null ? "" : String.valueOf(selector), pickerFactory, weights, pickZones,
+          registered, config, scale);
+      return plan != null ? plan : groups.whole(members);
+    };
   }
 
   /** Keeps one rebuild pending while ramps run, none otherwise. */

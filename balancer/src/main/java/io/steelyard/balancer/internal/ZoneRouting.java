@@ -8,11 +8,12 @@ import io.steelyard.balancer.spi.PickerFactory;
 import io.steelyard.balancer.spi.WeightedPolicyConfig;
 import io.steelyard.balancer.spi.ZoneRoutingConfig;
 import java.util.ArrayList;
-import java.util.Arrays;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.Set;
 import javax.annotation.Nullable;
 import javax.annotation.concurrent.NotThreadSafe;
 import org.slf4j.Logger;
@@ -42,7 +43,11 @@ import org.slf4j.LoggerFactory;
  *       weight, route to every zone by weight, zone-blind.
  * </ul>
  *
- * An endpoint without zone metadata is in the empty zone {@code ""}. Without a caller zone, or
+ * Under a metadata {@code subset} or {@code split} ({@link Subsets}) the step runs once per
+ * subset ({@link #plan}), over that subset's endpoints only: {@code up}, {@code exp} and the
+ * local endpoint count are the subset's.
+ *
+ * <p>An endpoint without zone metadata is in the empty zone {@code ""}. Without a caller zone, or
  * with {@code zoneRouting.enabled: false}, {@link #picker} returns null and the balancer builds
  * the zone-blind picker exactly as before.
  *
@@ -62,8 +67,11 @@ final class ZoneRouting {
   /** The resolver's caller zone, or null. */
   @Nullable private String resolverZone;
 
-  /** Whether the last picker routed to every zone because too few local endpoints were READY. */
-  private boolean localPanic;
+  /**
+   * The scopes (every endpoint: {@code ""}, or a subset) whose last picker routed to every zone
+   * because too few local endpoints were READY: each change is logged once.
+   */
+  private final Set<String> localPanic = new HashSet<>();
 
   ZoneRouting(String policyName) {
     this(policyName, null);
@@ -109,6 +117,34 @@ final class ZoneRouting {
       Map<String, Long> registered,
       WeightedPolicyConfig config,
       int scale) {
+    PickerGroups groups = new PickerGroups();
+    PickerGroups.Assembly plan =
+        plan(groups, PickerGroups.all(keys.length), "", factory, weights, zones, registered,
+            config, scale);
+    return plan == null ? null : plan.assemble(groups.build(factory, keys, pickers, weights, config));
+  }
+
+  /**
+   * The zone step over the READY endpoints {@code members} (indexes into {@code weights} and
+   * {@code zones}, the update's parallel arrays): adds one group per zone it routes to and says
+   * how to assemble the {@link ZonePicker}; null when zone routing does not apply to them (no
+   * caller zone, local panic, every member local), and the caller picks over {@code members}
+   * zone-blind.
+   *
+   * @param scope what {@code members} are, for the log ({@code ""}: every endpoint)
+   * @param registered declared weight per zone over every endpoint of the scope with a child
+   */
+  @Nullable
+  PickerGroups.Assembly plan(
+      PickerGroups groups,
+      int[] members,
+      String scope,
+      PickerFactory factory,
+      int[] weights,
+      String[] zones,
+      Map<String, Long> registered,
+      WeightedPolicyConfig config,
+      int scale) {
     String caller = callerZone(config);
     if (caller == null) {
       return null;
@@ -116,27 +152,26 @@ final class ZoneRouting {
     ZoneRoutingConfig zr = config.zoneRouting();
     Map<String, List<Integer>> byZone = new LinkedHashMap<>();
     long total = 0;
-    for (int i = 0; i < keys.length; i++) {
+    for (int i : members) {
       byZone.computeIfAbsent(zones[i], z -> new ArrayList<>()).add(i);
       total += weights[i];
     }
     List<Integer> local = byZone.remove(caller);
     int localCount = local == null ? 0 : local.size();
+    String where = scope.isEmpty() ? "" : " (" + scope + ")";
     if (localCount < zr.minLocalEndpoints()) {
-      if (!localPanic) {
+      if (localPanic.add(scope)) {
         // INFO, not WARN: also what every channel sees for a moment while it connects, when a
         // server of another zone is READY first.
         logger.info(
-            "{}: zone {} has {} READY endpoints, below minLocalEndpoints {}; routing to every zone",
-            policyName, caller, localCount, zr.minLocalEndpoints());
-        localPanic = true;
+            "{}: zone {}{} has {} READY endpoints, below minLocalEndpoints {}; routing to every zone",
+            policyName, caller, where, localCount, zr.minLocalEndpoints());
       }
       return null;
     }
-    if (localPanic) {
-      logger.info("{}: zone {} has {} READY endpoints again; routing by zone", policyName, caller,
-          localCount);
-      localPanic = false;
+    if (localPanic.remove(scope)) {
+      logger.info("{}: zone {}{} has {} READY endpoints again; routing by zone", policyName, caller,
+          where, localCount);
     }
     if (byZone.isEmpty()) {
       return null; // every READY endpoint is local: the zone-blind picker is the local one
@@ -167,19 +202,18 @@ final class ZoneRouting {
     double[] share = spareSum > 1e-9 ? spare : capacity;
 
     boolean liveLoad = zr.spillLoad() > 0 && factory instanceof LeastRequestPickerFactory;
+    int localGroup = groups.add(toArray(local));
     if (localShare >= 1.0 && !liveLoad) {
-      return build(factory, keys, pickers, weights, List.of(local), config)[0];
+      return built -> built[localGroup];
     }
-    List<List<Integer>> groups = new ArrayList<>();
-    groups.add(local);
+    List<Integer> remoteGroups = new ArrayList<>();
     List<Double> shareWeights = new ArrayList<>();
     for (int k = 0; k < remoteZones.length; k++) {
       if (share[k] > 0) {
-        groups.add(byZone.get(remoteZones[k]));
+        remoteGroups.add(groups.add(toArray(byZone.get(remoteZones[k]))));
         shareWeights.add(share[k]);
       }
     }
-    SubchannelPicker[] built = build(factory, keys, pickers, weights, groups, config);
     double max = 0;
     for (double s : shareWeights) {
       max = Math.max(max, s);
@@ -188,39 +222,22 @@ final class ZoneRouting {
     for (int k = 0; k < zoneWeights.length; k++) {
       zoneWeights[k] = (int) Math.max(1, Math.round(shareWeights.get(k) / max * SHARE_SCALE));
     }
-    return new ZonePicker(
-        built[0],
-        Arrays.copyOfRange(built, 1, built.length),
-        zoneWeights,
-        localShare,
-        liveLoad ? zr.spillLoad() / scale : 0,
-        random);
+    double spill = liveLoad ? zr.spillLoad() / scale : 0;
+    return built -> {
+      SubchannelPicker[] remote = new SubchannelPicker[remoteGroups.size()];
+      for (int k = 0; k < remote.length; k++) {
+        remote[k] = built[remoteGroups.get(k)];
+      }
+      return new ZonePicker(built[localGroup], remote, zoneWeights, localShare, spill, random);
+    };
   }
 
-  private static SubchannelPicker[] build(
-      PickerFactory factory,
-      Object[] keys,
-      SubchannelPicker[] pickers,
-      int[] weights,
-      List<List<Integer>> groups,
-      WeightedPolicyConfig config) {
-    int g = groups.size();
-    Object[][] k = new Object[g][];
-    SubchannelPicker[][] p = new SubchannelPicker[g][];
-    int[][] w = new int[g][];
-    for (int j = 0; j < g; j++) {
-      List<Integer> group = groups.get(j);
-      k[j] = new Object[group.size()];
-      p[j] = new SubchannelPicker[group.size()];
-      w[j] = new int[group.size()];
-      for (int i = 0; i < group.size(); i++) {
-        int index = group.get(i);
-        k[j][i] = keys[index];
-        p[j][i] = pickers[index];
-        w[j][i] = weights[index];
-      }
+  private static int[] toArray(List<Integer> indexes) {
+    int[] out = new int[indexes.size()];
+    for (int i = 0; i < out.length; i++) {
+      out[i] = indexes.get(i);
     }
-    return factory.newPickers(k, p, w, config);
+    return out;
   }
 
   private static long sum(int[] weights, List<Integer> indexes) {

@@ -41,13 +41,18 @@ public interface PickerFactory {
   }
 
   /**
-   * One picker per group of endpoints ({@code endpointKeys[g]}, {@code childPickers[g]}, {@code
-   * weights[g]}, each group as in {@link #newPicker(Object[], SubchannelPicker[], int[],
-   * WeightedPolicyConfig)}, no endpoint in two groups), built together: what a step before the
-   * pick uses when it splits the endpoints (by zone, say) and picks within a group. A factory
-   * that keeps state per endpoint ({@code weighted_least_request}'s load) must keep it for every
-   * endpoint of every group, which one call per group would not let it tell; the default calls
-   * {@link #newPicker(Object[], SubchannelPicker[], int[], WeightedPolicyConfig)} per group.
+   * One picker per group of one update's READY endpoints ({@code endpointKeys[g]}, {@code
+   * childPickers[g]}, {@code weights[g]}, each group as in {@link #newPicker(Object[],
+   * SubchannelPicker[], int[], WeightedPolicyConfig)}), built together: what the steps before the
+   * pick use when they divide the endpoints (a split's metadata subsets, each subset's zones) and
+   * pick within a group. Groups may share endpoints (subsets may overlap). The balancer makes one
+   * call per update covering every group, and a group's index means the same place from update
+   * to update while the config and the endpoints' subsets and zones stay as they are. A factory
+   * that keeps state per endpoint ({@code weighted_least_request}'s load) keeps one state per
+   * endpoint, shared by every group holding it, for every endpoint of every group (one call per
+   * group would not let it tell); one that keeps state per picker sequence (round robin's
+   * positions) keeps it per group index. The default calls {@link #newPicker(Object[],
+   * SubchannelPicker[], int[], WeightedPolicyConfig)} per group.
    */
   default SubchannelPicker[] newPickers(
       Object[][] endpointKeys,

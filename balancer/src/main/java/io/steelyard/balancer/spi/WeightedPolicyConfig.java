@@ -23,8 +23,9 @@ import javax.annotation.concurrent.Immutable;
  * subsetSize}, {@code subsetClientId}: {@link RendezvousSubset}), {@link
  * #FIELD_PANIC_THRESHOLD_PERCENT} (0..100, default 0 = off: when fewer than this share of the
  * endpoints are usable, pick among every endpoint that still has a connection) and {@link
- * SlowStartConfig#FIELD} (off by default). {@code weighted_least_request} (and its ORCA variant)
- * also reads the {@link #LEAST_REQUEST_FIELDS}. A field a policy does not read keeps its default
+ * SlowStartConfig#FIELD} (off by default) and the metadata subsets {@link
+ * EndpointSubsets#FIELD_SUBSET} and {@link EndpointSubsets#FIELD_SPLIT} (off by default). {@code
+ * weighted_least_request} (and its ORCA variant) also reads the {@link #LEAST_REQUEST_FIELDS}. A field a policy does not read keeps its default
  * here, so one immutable class serves every policy.
  *
  * <pre>{@code
@@ -58,7 +59,9 @@ public final class WeightedPolicyConfig {
           FIELD_SUBSET_CLIENT_ID,
           FIELD_PANIC_THRESHOLD_PERCENT,
           SlowStartConfig.FIELD,
-          ZoneRoutingConfig.FIELD);
+          ZoneRoutingConfig.FIELD,
+          EndpointSubsets.FIELD_SUBSET,
+          EndpointSubsets.FIELD_SPLIT);
 
   /** {@code weighted_least_request}: candidates drawn per pick, 2..10. */
   public static final String FIELD_CHOICE_COUNT = "choiceCount";
@@ -117,6 +120,7 @@ public final class WeightedPolicyConfig {
   private final int panicThresholdPercent;
   @Nullable private final SlowStartConfig slowStart;
   private final ZoneRoutingConfig zoneRouting;
+  @Nullable private final EndpointSubsets endpointSubsets;
 
   private WeightedPolicyConfig(Builder builder) {
     this.choiceCount = orDefault(builder.choiceCount, DEFAULT_CHOICE_COUNT);
@@ -127,6 +131,7 @@ public final class WeightedPolicyConfig {
     this.panicThresholdPercent = orDefault(builder.panicThresholdPercent, 0);
     this.slowStart = builder.slowStart;
     this.zoneRouting = orDefault(builder.zoneRouting, ZoneRoutingConfig.DEFAULT);
+    this.endpointSubsets = builder.endpointSubsets;
   }
 
   private static <T> T orDefault(@Nullable T value, T defaultValue) {
@@ -180,6 +185,15 @@ public final class WeightedPolicyConfig {
     return zoneRouting;
   }
 
+  /**
+   * The endpoints picked from by metadata ({@code subset} or {@code split}), or null (the
+   * default) for every endpoint.
+   */
+  @Nullable
+  public EndpointSubsets endpointSubsets() {
+    return endpointSubsets;
+  }
+
   private static String formatDuration(long nanos) {
     return BigDecimal.valueOf(nanos).movePointLeft(9).stripTrailingZeros().toPlainString() + "s";
   }
@@ -200,7 +214,8 @@ public final class WeightedPolicyConfig {
         && Objects.equals(subset, that.subset)
         && panicThresholdPercent == that.panicThresholdPercent
         && Objects.equals(slowStart, that.slowStart)
-        && zoneRouting.equals(that.zoneRouting);
+        && zoneRouting.equals(that.zoneRouting)
+        && Objects.equals(endpointSubsets, that.endpointSubsets);
   }
 
   @Override
@@ -213,7 +228,8 @@ public final class WeightedPolicyConfig {
         subset,
         panicThresholdPercent,
         slowStart,
-        zoneRouting);
+        zoneRouting,
+        endpointSubsets);
   }
 
   @Override
@@ -230,6 +246,7 @@ public final class WeightedPolicyConfig {
         + (panicThresholdPercent == 0 ? "" : ", panicThresholdPercent=" + panicThresholdPercent)
         + (slowStart == null ? "" : ", slowStart=" + slowStart)
         + (zoneRouting.equals(ZoneRoutingConfig.DEFAULT) ? "" : ", zoneRouting=" + zoneRouting)
+        + (endpointSubsets == null ? "" : ", " + endpointSubsets)
         + "}";
   }
 
@@ -246,6 +263,7 @@ public final class WeightedPolicyConfig {
     @Nullable private Integer panicThresholdPercent;
     @Nullable private SlowStartConfig slowStart;
     @Nullable private ZoneRoutingConfig zoneRouting;
+    @Nullable private EndpointSubsets endpointSubsets;
 
     private Builder() {}
 
@@ -322,6 +340,13 @@ public final class WeightedPolicyConfig {
     public Builder zoneRouting(ZoneRoutingConfig zoneRouting) {
       checkState(this.zoneRouting == null, "zoneRouting already set");
       this.zoneRouting = requireNonNull(zoneRouting, "zoneRouting");
+      return this;
+    }
+
+    /** See {@link WeightedPolicyConfig#endpointSubsets()}; not set (the default): all endpoints. */
+    public Builder endpointSubsets(EndpointSubsets endpointSubsets) {
+      checkState(this.endpointSubsets == null, "endpointSubsets already set");
+      this.endpointSubsets = requireNonNull(endpointSubsets, "endpointSubsets");
       return this;
     }
 

@@ -3,8 +3,9 @@
  * io.steelyard.balancer.WeightedPolicyProvider}: the {@link
  * io.steelyard.balancer.spi.PickerFactory} that makes a policy different from the others, the
  * parsed config every policy shares ({@link io.steelyard.balancer.spi.WeightedPolicyConfig}, with
- * {@link io.steelyard.balancer.spi.SlowStartConfig} and {@link
- * io.steelyard.balancer.spi.RendezvousSubset}), and the hooks a {@code weighted_least_request}
+ * {@link io.steelyard.balancer.spi.SlowStartConfig}, {@link
+ * io.steelyard.balancer.spi.RendezvousSubset} and {@link
+ * io.steelyard.balancer.spi.EndpointSubsets}), and the hooks a {@code weighted_least_request}
  * variant uses to feed server-reported load into the score ({@link
  * io.steelyard.balancer.spi.TracerDecorator}, {@link
  * io.steelyard.balancer.spi.LoadAwarePickerFactory}); and the observation hook behind {@code

@@ -90,7 +90,7 @@ class PolicyConfigParserTest {
         .asString()
         .startsWith("weighted_random config ")
         .contains("ignoring unknown fields [newOption, slowStart.curve]")
-        .contains("(this version reads [panicThresholdPercent, slowStart, subsetClientId, subsetSize, zoneRouting])");
+        .contains("(this version reads [panicThresholdPercent, slowStart, split, subset, subsetClientId, subsetSize, zoneRouting])");
     assertThat(log.list.get(0).getLevel()).isEqualTo(ch.qos.logback.classic.Level.WARN);
   }
 
