@@ -60,6 +60,9 @@ class ZoneRoutingIT {
     String target = GreeterClient.target(etcd.endpoints(), service) + "?zone=a";
     channel =
         Grpc.newChannelBuilder(target, InsecureChannelCredentials.create())
+            // The caller's own config wins only without lookups: else the resolver's fallback
+            // (weighted_random, no options) applies while the registry holds no config.
+            .disableServiceConfigLookUp()
             .defaultServiceConfig(
                 Map.of("loadBalancingConfig", List.of(Map.of(
                     policyConfig.split(":")[0],
