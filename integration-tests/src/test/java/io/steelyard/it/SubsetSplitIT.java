@@ -22,6 +22,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -64,12 +65,17 @@ class SubsetSplitIT {
 
   /** A greeter registered as a sidecar would register it: by the agent, with its metadata. */
   private static GreeterServer register(int weight, String version) throws Exception {
+    return register(SERVICE, weight, Map.of("version", version));
+  }
+
+  private static GreeterServer register(String service, int weight, Map<String, String> metadata)
+      throws Exception {
     GreeterServer server = greeters.add(greeters.builder().register(false).build().start());
     ServiceRegistration registration =
-        ServiceRegistration.builder(EtcdConnection.of(etcd.endpoints()), SERVICE, server.address())
+        ServiceRegistration.builder(EtcdConnection.of(etcd.endpoints()), service, server.address())
             .weight(weight)
             .ttl(Duration.ofSeconds(5))
-            .metadata(Map.of("version", version))
+            .metadata(metadata)
             .build();
     registrations.add(registration);
     registration.start().get(10, TimeUnit.SECONDS);
@@ -181,5 +187,37 @@ class SubsetSplitIT {
             .withWaitForReady();
 
     await().atMost(Duration.ofSeconds(20)).until(() -> callsByServer(stub, 50).size() == 3);
+  }
+
+  @Test
+  void eachSubsetOfASplitSetWithTheCliRoutesByTheCallersZone() throws Exception {
+    String service = "canary-zones";
+    GreeterServer v1InA = register(service, 1, Map.of("version", "v1", "zone", "a"));
+    GreeterServer v1InB = register(service, 1, Map.of("version", "v1", "zone", "b"));
+    GreeterServer v2InB = register(service, 1, Map.of("version", "v2", "zone", "b"));
+    Cli.Result set = Cli.run(etcd.endpoints(), "config", "set", service,
+        "{\"loadBalancingConfig\": [{\"weighted_random\": {\"split\": [\n"
+            + "  {\"selector\": {\"version\": \"v1\"}, \"percent\": 50},\n"
+            + "  {\"selector\": {\"version\": \"v2\"}, \"percent\": 50}]}}]}");
+    assertThat(set.exitCode()).as("steelyard config set: %s", set.stderr()).isZero();
+    // The registry's config, no config of the caller's own; the caller is in zone a.
+    ManagedChannel channel =
+        ManagedChannelBuilder.forTarget(GreeterClient.target(etcd.endpoints(), service) + "?zone=a")
+            .usePlaintext()
+            .build();
+    channels.add(channel);
+    GreeterGrpc.GreeterBlockingStub stub = GreeterGrpc.newBlockingStub(channel).withWaitForReady();
+    // Until v1's zone-a server is READY, v1's calls go to zone b.
+    await().atMost(Duration.ofSeconds(20))
+        .until(() -> callsByServer(stub, 50).keySet().equals(Set.of(v1InA.address(), v2InB.address())));
+
+    Map<String, Integer> counts = callsByServer(stub, 400);
+
+    // v1 has a READY server in zone a, which carries v1's share: v1's calls stay local. v2 has
+    // none there: its half crosses to zone b rather than going to v1.
+    assertThat(counts.getOrDefault(v1InB.address(), 0)).as("v1 in zone b, %s", counts).isZero();
+    // Binomial sd of a half over 400 calls is 2.5 points: 15 points is 6 sd.
+    assertThat(counts.getOrDefault(v2InB.address(), 0) / 400.0).as("v2 share, %s", counts)
+        .isCloseTo(0.5, within(0.15));
   }
 }
