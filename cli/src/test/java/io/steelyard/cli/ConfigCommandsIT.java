@@ -132,6 +132,28 @@ class ConfigCommandsIT {
   }
 
   @Test
+  void validateAcceptsASplitWithZoneRoutingAndRefusesPercentsThatDoNotSumTo100() {
+    Cli nowhere = Cli.withEndpoints("http://127.0.0.1:9");
+
+    // As docs/canary.md types it: the full service config, over several lines.
+    Cli.Result good = nowhere.run("config", "validate", service,
+        "{\"loadBalancingConfig\": [{\"weighted_random\": {\"split\": [\n"
+            + "  {\"selector\": {\"version\": \"v1\"}, \"percent\": 99},\n"
+            + "  {\"selector\": {\"version\": \"v2\"}, \"percent\": 1}],\n"
+            + "  \"zoneRouting\": {\"minLocalEndpoints\": 2}}}]}");
+    Cli.Result bad = nowhere.run("config", "validate", service,
+        "{\"loadBalancingConfig\":[{\"weighted_random\":{\"split\":["
+            + "{\"selector\":{\"version\":\"v1\"},\"percent\":90},"
+            + "{\"selector\":{\"version\":\"v2\"},\"percent\":5}]}}]}");
+
+    assertThat(good.exitCode()).as(good.toString()).isZero();
+    assertThat(good.out()).isEqualTo("service config for " + service + " is valid\n");
+    assertThat(bad.exitCode()).as(bad.toString()).isEqualTo(2);
+    assertThat(bad.err().lines().findFirst().orElseThrow())
+        .isEqualTo("steelyard: service config refused: weighted_random.split: percents sum to 95 (expected: 100)");
+  }
+
+  @Test
   void deleteRemovesTheConfigAndSaysWhenThereWasNone() {
     keys.put(key(), LEAST_REQUEST);
 
