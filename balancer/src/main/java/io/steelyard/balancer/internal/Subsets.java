@@ -21,8 +21,9 @@ import javax.annotation.concurrent.NotThreadSafe;
  * PickerFactory}: with {@code subset} in the config, the factory builds its picker over the
  * endpoints the first matching selector chooses (or all, or a failing picker, by the fallback);
  * with {@code split}, over each subset, under a {@link SplitPicker} that chooses a subset per
- * call by percentage. Without either, the factory's picker over every READY endpoint is returned
- * as it is, so a plain pick pays nothing for this step. {@link EndpointSubsets} states the rules.
+ * call by percentage. Without either, the step within subsets runs over every READY endpoint
+ * (the balancer skips this class altogether when there is no caller zone either, so a plain pick
+ * pays nothing for it). {@link EndpointSubsets} states the rules.
  *
  * <p>Order of steps: a split chooses the subset; within it, the step the balancer passes (the
  * zone step, {@link ZoneRouting}, over the subset's endpoints only, when the caller's zone is
