@@ -190,6 +190,8 @@ class JwtTokensIT {
     ManagedChannel channel = Grpc.newChannelBuilder("etcd:///" + service, InsecureChannelCredentials.create())
         .setNameResolverArg(EtcdNameResolverProvider.CONNECTION, etcd)
         .defaultLoadBalancingPolicy(recording.getPolicyName())
+        // the recording policy, not the resolver's weighted_random, while no config is stored
+        .setNameResolverArg(EtcdNameResolverProvider.FALLBACK_SERVICE_CONFIG, Map.of())
         .build();
     channel.getState(true); // starts the resolver; the recording policy never connects
     return channel;
