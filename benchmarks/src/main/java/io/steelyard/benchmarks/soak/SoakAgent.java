@@ -39,9 +39,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * changes, each one more than the server's last, so a weight never goes back.
  *
  * <p>Commands on stdin (answers end with {@code END}): {@code SAMPLE} answers {@code SAMPLE
- * <heapAfterGc> <threads> <fds> <live> <joins> <leaves> <issued> <acked> <failed> <recoveries>};
+ * <heapAfterGc> <threads> <fds> <pooledThreads> <live> <joins> <leaves> <issued> <acked> <failed> <recoveries>};
  * {@code QUIESCE} stops the churn and the changes, waits for what is under way, and answers one
- * {@code LIVE <service> <address> <believed> <lastIssued> <lastAcked> <state>} per server;
+ * {@code LIVE <service> <address> <believed> <lastIssued> <lastAcked> <state>} per server and one
+ * {@code LEFT <address> <startNanos> <endNanos> <clean>} per server gone (its shutdown from the
+ * deregistration to the end, and whether every call finished within the grace period);
  * {@code EXIT} shuts everything down.
  */
 public final class SoakAgent {
@@ -59,6 +61,7 @@ public final class SoakAgent {
   private final AtomicLong acked = new AtomicLong();
   private final AtomicLong failed = new AtomicLong();
   private final AtomicLong recoveries = new AtomicLong();
+  private final List<String> leaveLines = new ArrayList<>(); // guarded by itself
   private int cursor; // guarded by this: the next server whose weight changes
 
   /** One server and what the soak asked of its weight. */
@@ -161,7 +164,12 @@ public final class SoakAgent {
     leavesUnderWay.incrementAndGet();
     leaving.execute(() -> {
       try {
-        leaver.server.shutdown();
+        long start = System.nanoTime();
+        boolean clean = leaver.server.shutdown();
+        synchronized (leaveLines) {
+          leaveLines.add(String.format(Locale.ROOT, "LEFT %s %d %d %s", leaver.registration().address(), start,
+              System.nanoTime(), clean));
+        }
         leaves.incrementAndGet();
       } finally {
         leavesUnderWay.decrementAndGet();
@@ -219,6 +227,9 @@ public final class SoakAgent {
         lines.add(String.format(Locale.ROOT, "LIVE %s %s %d %d %d %s", m.service, r.address(), r.weight(),
             m.lastIssued, m.lastAcked, r.state()));
       }
+    }
+    synchronized (leaveLines) {
+      lines.addAll(leaveLines);
     }
     lines.add(String.format(Locale.ROOT, "UNDERWAY %d %d", leavesUnderWay.get(), changesUnderWay.get()));
     return lines;

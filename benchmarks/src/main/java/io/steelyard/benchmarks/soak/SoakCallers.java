@@ -39,7 +39,7 @@ import java.util.stream.Collectors;
  *
  * <p>Commands on stdin (answers end with {@code END}): {@code VIEWS} answers one {@code VIEW <c>
  * <service> <address=weight,...>} per channel; {@code SAMPLE} answers {@code SAMPLE <heapAfterGc>
- * <threads> <fds> <calls> <failed>}; {@code STOP} stops calling, waits for the calls under way and
+ * <threads> <fds> <pooledThreads> <calls> <failed>}; {@code STOP} stops calling, waits for the calls under way and
  * answers one {@code FAIL <issuedNanos> <failedNanos> <code> <description>} per failed call ({@link
  * System#nanoTime()}, the parent's clock too on Linux); {@code EXIT} ends.
  */

@@ -42,8 +42,20 @@ final class SoakChart {
     plot.setGap(12);
     plot.add(plot("heap after GC, MB", samples, events, t0, 1e6, "agent JVM", SoakReport.Sample::agentHeap,
         "callers JVM", SoakReport.Sample::callersHeap));
-    plot.add(plot("live threads", samples, events, t0, 1, "agent JVM", SoakReport.Sample::agentThreads,
-        "callers JVM", SoakReport.Sample::callersThreads));
+    XYPlot threads = plot("live threads", samples, events, t0, 1, "agent JVM", SoakReport.Sample::agentThreads,
+        "callers JVM", SoakReport.Sample::callersThreads);
+    XYSeriesCollection own = (XYSeriesCollection) threads.getDataset();
+    own.addSeries(series("agent JVM, outside grpc's executor pool", samples, 1,
+        x -> x.agentThreads() - x.agentPooledThreads()));
+    own.addSeries(series("callers JVM, outside grpc's executor pool", samples, 1,
+        x -> x.callersThreads() - x.callersPooledThreads()));
+    XYLineAndShapeRenderer r = (XYLineAndShapeRenderer) threads.getRenderer();
+    float[] dash = {6, 4};
+    for (int i = 2; i < 4; i++) {
+      r.setSeriesPaint(i, i == 2 ? AGENT : CALLERS);
+      r.setSeriesStroke(i, new BasicStroke(1.4f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10, dash, 0));
+    }
+    plot.add(threads);
     plot.add(plot("open fds", samples, events, t0, 1, "agent JVM", SoakReport.Sample::agentFds,
         "callers JVM", SoakReport.Sample::callersFds));
     plot.add(plot("etcd watch streams", samples, events, t0, 1, "all members", SoakReport.Sample::watchStreams,
@@ -52,8 +64,8 @@ final class SoakChart {
         null, null));
     plot.add(plot("failed calls / 10 s", samples, events, t0, 1, "callers JVM", failedPerSample(samples),
         null, null));
-    JFreeChart chart = new JFreeChart("Soak: 200 servers with churn, 20 channels at 500 calls/s, etcd x 3"
-        + " (grey: member restart, red: leader freeze)", new Font("DejaVu Sans", Font.BOLD, 15), plot, true);
+    JFreeChart chart = new JFreeChart("Soak — blue: agent JVM (or etcd), orange: callers JVM (threads dashed:"
+        + " outside grpc's executor pool); grey: member restart, red: leader freeze", new Font("DejaVu Sans", Font.BOLD, 15), plot, false);
     chart.setBackgroundPaint(Color.WHITE);
     BufferedImage image = new BufferedImage(WIDTH, HEIGHT, BufferedImage.TYPE_INT_RGB);
     Graphics2D g = image.createGraphics();
@@ -86,6 +98,10 @@ final class SoakChart {
     }
     NumberAxis y = new NumberAxis(label);
     y.setAutoRangeIncludesZero(true);
+    y.setAutoRangeMinimumSize(1); // a flat zero (no failed call) still gets a readable axis
+    if (scale == 1) {
+      y.setStandardTickUnits(NumberAxis.createIntegerTickUnits());
+    }
     XYLineAndShapeRenderer r = new XYLineAndShapeRenderer(true, false);
     r.setSeriesPaint(0, AGENT);
     r.setSeriesPaint(1, CALLERS);

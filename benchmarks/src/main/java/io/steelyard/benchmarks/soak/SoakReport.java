@@ -26,18 +26,19 @@ public final class SoakReport {
   static final long RESTART_WINDOW_NANOS = TimeUnit.SECONDS.toNanos(2);
 
   /** One sample, taken every 10 s; {@code t} in seconds since the load began. */
-  public record Sample(double t, String load1, long agentHeap, int agentThreads, long agentFds, long callersHeap,
-      int callersThreads, long callersFds, long watchStreams, long dbBytes, int membersServing, long calls,
+  public record Sample(double t, String load1, long agentHeap, int agentThreads, long agentFds,
+      int agentPooledThreads, long callersHeap, int callersThreads, long callersFds, int callersPooledThreads, long watchStreams, long dbBytes, int membersServing, long calls,
       long failed, int live, long joins, long leaves, long weightsAcked, long weightsFailed, long recoveries) {
 
-    static final String CSV_HEADER = "t_s,load1,agent_heap_after_gc_bytes,agent_threads,agent_fds,"
-        + "callers_heap_after_gc_bytes,callers_threads,callers_fds,etcd_watch_streams,etcd_db_bytes,"
+    static final String CSV_HEADER = "t_s,load1,agent_heap_after_gc_bytes,agent_threads,agent_fds,agent_grpc_executor_threads,"
+        + "callers_heap_after_gc_bytes,callers_threads,callers_fds,callers_grpc_executor_threads,etcd_watch_streams,etcd_db_bytes,"
         + "etcd_members_serving,calls,failed_calls,servers_live,joins,leaves,weights_acked,weights_failed,"
         + "registration_recoveries";
 
     String csv() {
-      return String.format(Locale.ROOT, "%.1f,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d", t, load1,
-          agentHeap, agentThreads, agentFds, callersHeap, callersThreads, callersFds, watchStreams, dbBytes,
+      return String.format(Locale.ROOT, "%.1f,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d", t, load1,
+          agentHeap, agentThreads, agentFds, agentPooledThreads, callersHeap, callersThreads, callersFds,
+          callersPooledThreads, watchStreams, dbBytes,
           membersServing, calls, failed, live, joins, leaves, weightsAcked, weightsFailed, recoveries);
     }
 
@@ -62,6 +63,7 @@ public final class SoakReport {
   private final List<String> failureLines = new ArrayList<>();
   private final List<Check> checks = new ArrayList<>();
   private final List<String> problems = new ArrayList<>();
+  private final List<Left> leftServers = new ArrayList<>();
 
   SoakReport(SoakBench.Settings s, long t0, String loadAtStart, String loadAtEnd, List<Sample> samples,
       List<Chaos.Event> events, int plannedEvents, List<String> callerLines, List<String> liveLines,
@@ -72,6 +74,12 @@ public final class SoakReport {
     this.loadAtEnd = loadAtEnd;
     this.samples = List.copyOf(samples);
     this.events = List.copyOf(events);
+    for (String line : liveLines) {
+      String[] f = line.split(" ");
+      if (f[0].equals("LEFT")) {
+        leftServers.add(new Left(f[1], Long.parseLong(f[2]), Long.parseLong(f[3]), Boolean.parseBoolean(f[4])));
+      }
+    }
     long calls = 0;
     long callsUnderWay = 0;
     for (String line : callerLines) {
@@ -81,8 +89,9 @@ public final class SoakReport {
         long at = Long.parseLong(f[2]);
         boolean inWindow = inRestartWindow(issued) || inRestartWindow(at);
         failures.add(new long[] {issued, at, inWindow ? 1 : 0});
-        failureLines.add(String.format(Locale.ROOT, "%.3f,%.3f,%s,%s,\"%s\"", (issued - t0) / 1e9, (at - t0) / 1e9,
-            inWindow, f[3], f.length > 4 ? f[4].replace("\"", "'") : ""));
+        String description = f.length > 4 ? f[4].replace("\"", "'") : "";
+        failureLines.add(String.format(Locale.ROOT, "%.3f,%.3f,%s,%s,%s,\"%s\"", (issued - t0) / 1e9,
+            (at - t0) / 1e9, inWindow, f[3], leaving(description, issued), description));
       } else if (f[0].equals("CALLS")) {
         calls = Long.parseLong(f[1]);
         callsUnderWay = Long.parseLong(f[3]);
@@ -106,8 +115,26 @@ public final class SoakReport {
     checkFlat("callers JVM heap after GC", Sample::callersHeap);
     checkFlat("agent JVM live threads", Sample::agentThreads);
     checkFlat("callers JVM live threads", Sample::callersThreads);
+    report("agent JVM threads outside grpc's executor pool", x -> x.agentThreads() - x.agentPooledThreads());
+    report("callers JVM threads outside grpc's executor pool", x -> x.callersThreads() - x.callersPooledThreads());
     checkFlat("agent JVM open file descriptors", Sample::agentFds);
     checkFlat("callers JVM open file descriptors", Sample::callersFds);
+  }
+
+  /** A server's way out: from its deregistration to the end of its shutdown. */
+  private record Left(String address, long startNanos, long endNanos, boolean clean) {}
+
+  /**
+   * Whether the failed call went to a server on its way out, as its description names the
+   * connection ({@code remote_addr=127.0.0.1/127.0.0.1:PORT}): "leaving", "left" or "running".
+   */
+  private String leaving(String description, long issued) {
+    for (Left l : leftServers) {
+      if (description.contains(":" + l.address().substring(l.address().lastIndexOf(':') + 1) + "]")) {
+        return issued < l.startNanos() ? "before-leaving" : issued <= l.endNanos() ? "leaving" : "left";
+      }
+    }
+    return "running";
   }
 
   private boolean inRestartWindow(long nanos) {
@@ -202,6 +229,16 @@ public final class SoakReport {
         Math.abs(change) <= FLAT_PERCENT));
   }
 
+  /** The same comparison as {@link #checkFlat}, shown but not a target. */
+  private void report(String what, ToDoubleFunction<Sample> value) {
+    if (s.checksFlatness()) {
+      double early = mean(value, s.warmupSeconds(), s.warmupSeconds() + s.windowSeconds());
+      double late = mean(value, s.loadSeconds() - s.windowSeconds(), s.loadSeconds() + 1);
+      checks.add(new Check(what + " (shown, not a target)",
+          String.format(Locale.ROOT, "%.1f -> %.1f (%+.1f %%)", early, late, 100.0 * (late - early) / early), null));
+    }
+  }
+
   private double mean(ToDoubleFunction<Sample> value, double from, double to) {
     return samples.stream().filter(x -> x.t() >= from && x.t() < to).mapToDouble(value).average().orElse(Double.NaN);
   }
@@ -213,6 +250,11 @@ public final class SoakReport {
   /** Whether every checked target was met. */
   public boolean passed() {
     return checks.stream().allMatch(c -> c.met() == null || c.met());
+  }
+
+  /** How many targets were checked (flatness is not, in a short run). */
+  public long checked() {
+    return checks.stream().filter(c -> c.met() != null).count();
   }
 
   /** The checks that were missed, one line each; empty when {@link #passed()}. */
@@ -230,6 +272,9 @@ public final class SoakReport {
     for (Chaos.Event e : events) {
       b.append("- ").append(e.describe(t0)).append('\n');
     }
+    b.append(String.format(Locale.ROOT, "- %d servers left (deregistered, drained 1 s, shut down); %d of them still"
+        + " had a call running after the 10 s grace period%n", leftServers.size(),
+        leftServers.stream().filter(l -> !l.clean()).count()));
     b.append("\n| target | measured | met |\n|---|---|---|\n");
     for (Check c : checks) {
       b.append("| ").append(c.target()).append(" | ").append(c.measured()).append(" | ")
@@ -245,7 +290,8 @@ public final class SoakReport {
           x.callersFds(), x.watchStreams(), x.dbBytes() / 1e6, x.calls(), x.failed(), x.weightsAcked(), x.joins()));
     }
     if (!failureLines.isEmpty()) {
-      b.append("\nFailed calls (issued s, failed s, inside a restart window, code, description), first 10:\n\n");
+      b.append("\nFailed calls (issued s, failed s, inside a restart window, code, the server then, description),"
+          + " first 10:\n\n");
       failureLines.stream().limit(10).forEach(l -> b.append("    ").append(l).append('\n'));
     }
     if (!problems.isEmpty()) {
@@ -263,7 +309,7 @@ public final class SoakReport {
     samples.forEach(x -> csv.add(x.csv()));
     Files.write(s.out().resolve("samples.csv"), csv);
     List<String> f = new ArrayList<>();
-    f.add("issued_s,failed_s,in_restart_window,code,description");
+    f.add("issued_s,failed_s,in_restart_window,code,server,description");
     f.addAll(failureLines);
     Files.write(s.out().resolve("failures.csv"), f);
     Files.writeString(s.out().resolve("summary.md"), summary());

@@ -136,11 +136,11 @@ public final class SoakRun {
       }
     }
     return new SoakReport.Sample(t, loadAverage().split(" ")[0],
-        Long.parseLong(a[1]), Integer.parseInt(a[2]), Long.parseLong(a[3]),
-        Long.parseLong(c[1]), Integer.parseInt(c[2]), Long.parseLong(c[3]),
-        watchStreams, dbBytes, serving, Long.parseLong(c[4]), Long.parseLong(c[5]),
-        Integer.parseInt(a[4]), Long.parseLong(a[5]), Long.parseLong(a[6]), Long.parseLong(a[8]),
-        Long.parseLong(a[9]), Long.parseLong(a[10]));
+        Long.parseLong(a[1]), Integer.parseInt(a[2]), Long.parseLong(a[3]), Integer.parseInt(a[4]),
+        Long.parseLong(c[1]), Integer.parseInt(c[2]), Long.parseLong(c[3]), Integer.parseInt(c[4]),
+        watchStreams, dbBytes, serving, Long.parseLong(c[5]), Long.parseLong(c[6]),
+        Integer.parseInt(a[5]), Long.parseLong(a[6]), Long.parseLong(a[7]), Long.parseLong(a[9]),
+        Long.parseLong(a[10]), Long.parseLong(a[11]));
   }
 
   /** Waits up to {@code seconds} for every channel's view to equal {@code truth}; what still differs. */
