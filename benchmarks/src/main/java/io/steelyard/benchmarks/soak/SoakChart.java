@@ -29,7 +29,7 @@ import org.jfree.data.xy.XYSeriesCollection;
 final class SoakChart {
 
   private static final int WIDTH = 1100;
-  private static final int HEIGHT = 1300;
+  private static final int HEIGHT = 1450;
   private static final Color AGENT = new Color(0x1f77b4);
   private static final Color CALLERS = new Color(0xff7f0e);
 
@@ -62,6 +62,8 @@ final class SoakChart {
         null, null));
     plot.add(plot("etcd db, MB", samples, events, t0, 1e6, "largest member", SoakReport.Sample::dbBytes,
         null, null));
+    plot.add(plot("slowest call / 10 s, s", samples, events, t0, 1e9, "callers JVM",
+        SoakReport.Sample::slowestCallNanos, null, null));
     plot.add(plot("failed calls / 10 s", samples, events, t0, 1, "callers JVM", failedPerSample(samples),
         null, null));
     JFreeChart chart = new JFreeChart("Soak — blue: agent JVM (or etcd), orange: callers JVM (threads dashed:"

@@ -28,25 +28,27 @@ public final class SoakReport {
   /** One sample, taken every 10 s; {@code t} in seconds since the load began. */
   public record Sample(double t, String load1, long agentHeap, int agentThreads, long agentFds,
       int agentPooledThreads, long callersHeap, int callersThreads, long callersFds, int callersPooledThreads, long watchStreams, long dbBytes, int membersServing, long calls,
-      long failed, int live, long joins, long leaves, long weightsAcked, long weightsFailed, long recoveries) {
+      long failed, int live, long joins, long leaves, long weightsAcked, long weightsFailed, long recoveries,
+      long slowestCallNanos, long callsSlowerThan1s) {
 
     static final String CSV_HEADER = "t_s,load1,agent_heap_after_gc_bytes,agent_threads,agent_fds,agent_grpc_executor_threads,"
         + "callers_heap_after_gc_bytes,callers_threads,callers_fds,callers_grpc_executor_threads,etcd_watch_streams,etcd_db_bytes,"
         + "etcd_members_serving,calls,failed_calls,servers_live,joins,leaves,weights_acked,weights_failed,"
-        + "registration_recoveries";
+        + "registration_recoveries,slowest_call_s,calls_slower_than_1s";
 
     String csv() {
-      return String.format(Locale.ROOT, "%.1f,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d", t, load1,
+      return String.format(Locale.ROOT, "%.1f,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%.3f,%d", t, load1,
           agentHeap, agentThreads, agentFds, agentPooledThreads, callersHeap, callersThreads, callersFds,
           callersPooledThreads, watchStreams, dbBytes,
-          membersServing, calls, failed, live, joins, leaves, weightsAcked, weightsFailed, recoveries);
+          membersServing, calls, failed, live, joins, leaves, weightsAcked, weightsFailed, recoveries,
+          slowestCallNanos / 1e9, callsSlowerThan1s);
     }
 
     String describe() {
       return String.format(Locale.ROOT, "%5.0f s: heap %.1f/%.1f MB, threads %d/%d, fds %d/%d, watch streams %d,"
-              + " db %.1f MB, calls %d (failed %d), weights acked %d (failed %d), joins %d, load %s",
+              + " db %.1f MB, calls %d (failed %d, slowest %.1f s), weights acked %d (failed %d), joins %d, load %s",
           t, agentHeap / 1e6, callersHeap / 1e6, agentThreads, callersThreads, agentFds, callersFds, watchStreams,
-          dbBytes / 1e6, calls, failed, weightsAcked, weightsFailed, joins, load1);
+          dbBytes / 1e6, calls, failed, slowestCallNanos / 1e9, weightsAcked, weightsFailed, joins, load1);
     }
   }
 
@@ -98,9 +100,12 @@ public final class SoakReport {
       }
     }
     long outside = failures.stream().filter(f -> f[2] == 0).count();
+    long slowest = samples.stream().mapToLong(Sample::slowestCallNanos).max().orElse(0);
+    long slow = samples.isEmpty() ? 0 : samples.get(samples.size() - 1).callsSlowerThan1s();
     checks.add(new Check("failed calls outside a 2 s window after each member restart = 0",
-        String.format(Locale.ROOT, "%d of %,d calls (%d inside the windows; %d still under way at the end)",
-            outside, calls, failures.size() - outside, callsUnderWay),
+        String.format(Locale.ROOT, "%d of %,d calls (%d inside the windows; %d still under way at the end);"
+                + " the slowest successful call took %.1f s, %d took over 1 s (deadline %d s)",
+            outside, calls, failures.size() - outside, callsUnderWay, slowest / 1e9, slow, SoakCallers.DEADLINE_SECONDS),
         outside == 0 && calls > 0 && callsUnderWay == 0));
     checkWeights(liveLines, etcd);
     checks.add(new Check("every channel's view equal to etcd's contents",
@@ -281,13 +286,16 @@ public final class SoakReport {
           .append(c.met() == null ? "not checked" : c.met() ? "yes" : "**no**").append(" |\n");
     }
     b.append("\n| min | heap after GC agent / callers (MB) | threads agent / callers | fds agent / callers"
-        + " | etcd watch streams | etcd db (MB) | calls (failed) | weights acked | joins |\n|---|---|---|---|---|---|---|---|---|\n");
+        + " | etcd watch streams | etcd db (MB) | calls (failed) | slowest call (s) | weights acked | joins | load |\n"
+        + "|---|---|---|---|---|---|---|---|---|---|---|\n");
     int step = Math.max(1, samples.size() / 12);
     for (int i = step - 1; i < samples.size(); i += step) {
       Sample x = samples.get(i);
-      b.append(String.format(Locale.ROOT, "| %.1f | %.1f / %.1f | %d / %d | %d / %d | %d | %.1f | %,d (%d) | %,d | %,d |%n",
+      b.append(String.format(Locale.ROOT,
+          "| %.1f | %.1f / %.1f | %d / %d | %d / %d | %d | %.1f | %,d (%d) | %.2f | %,d | %,d | %s |%n",
           x.t() / 60, x.agentHeap() / 1e6, x.callersHeap() / 1e6, x.agentThreads(), x.callersThreads(), x.agentFds(),
-          x.callersFds(), x.watchStreams(), x.dbBytes() / 1e6, x.calls(), x.failed(), x.weightsAcked(), x.joins()));
+          x.callersFds(), x.watchStreams(), x.dbBytes() / 1e6, x.calls(), x.failed(), x.slowestCallNanos() / 1e9,
+          x.weightsAcked(), x.joins(), x.load1()));
     }
     if (!failureLines.isEmpty()) {
       b.append("\nFailed calls (issued s, failed s, inside a restart window, code, the server then, description),"

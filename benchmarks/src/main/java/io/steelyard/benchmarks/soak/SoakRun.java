@@ -140,7 +140,7 @@ public final class SoakRun {
         Long.parseLong(c[1]), Integer.parseInt(c[2]), Long.parseLong(c[3]), Integer.parseInt(c[4]),
         watchStreams, dbBytes, serving, Long.parseLong(c[5]), Long.parseLong(c[6]),
         Integer.parseInt(a[5]), Long.parseLong(a[6]), Long.parseLong(a[7]), Long.parseLong(a[9]),
-        Long.parseLong(a[10]), Long.parseLong(a[11]));
+        Long.parseLong(a[10]), Long.parseLong(a[11]), Long.parseLong(c[7]), Long.parseLong(c[8]));
   }
 
   /** Waits up to {@code seconds} for every channel's view to equal {@code truth}; what still differs. */
