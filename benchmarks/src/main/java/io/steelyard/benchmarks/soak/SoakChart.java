@@ -18,6 +18,7 @@ import org.jfree.chart.plot.CombinedDomainXYPlot;
 import org.jfree.chart.plot.ValueMarker;
 import org.jfree.chart.plot.XYPlot;
 import org.jfree.chart.renderer.xy.XYLineAndShapeRenderer;
+import org.jfree.data.RangeType;
 import org.jfree.data.xy.XYSeries;
 import org.jfree.data.xy.XYSeriesCollection;
 
@@ -100,6 +101,7 @@ final class SoakChart {
     }
     NumberAxis y = new NumberAxis(label);
     y.setAutoRangeIncludesZero(true);
+    y.setRangeType(RangeType.POSITIVE);
     y.setAutoRangeMinimumSize(1); // a flat zero (no failed call) still gets a readable axis
     if (scale == 1) {
       y.setStandardTickUnits(NumberAxis.createIntegerTickUnits());
