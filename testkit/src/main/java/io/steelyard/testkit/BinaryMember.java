@@ -344,7 +344,9 @@ final class BinaryMember implements EtcdMember {
       if (etcd != null) {
         long pid = etcdPid;
         etcd.onExit().thenRun(() -> {
-          if (!exitExpected && !cluster.isClosed()) {
+          // After restart() the exit of the old process may be seen once the new one runs, with
+          // exitExpected reset for it: only the current process's exit can be unexpected.
+          if (!exitExpected && etcdPid == pid && !cluster.isClosed()) {
             log.warn("etcd member {} (pid {}) exited on its own{}", name, pid, logTail());
           }
         });
