@@ -76,6 +76,13 @@ public final class TlsFiles {
   private final X509ExtendedTrustManager trustManager = new TlsFilesManagers.TrustManager(this);
 
   @Nullable private volatile Version loaded;
+
+  /**
+   * The material {@link #loaded} replaced, kept for a handshake that chose its alias before the
+   * reload and asks for the chain and key after it.
+   */
+  @Nullable private volatile Version previousLoaded;
+
   @Nullable private volatile String problem;
 
   @GuardedBy("this")
@@ -225,10 +232,23 @@ public final class TlsFiles {
     return !now.isAfter(leaf.getNotAfter().toInstant()) && !now.isBefore(leaf.getNotBefore().toInstant());
   }
 
-  /** The material in use without looking at the files. */
+  /**
+   * The material in use or the one it replaced, if {@code alias} names either, without looking at
+   * the files; null otherwise.
+   */
   @Nullable
-  Version lastRead() {
-    return loaded;
+  Version byAlias(String alias) {
+    // check() writes previousLoaded before loaded, so reading loaded first, a reader asking for
+    // the generation just replaced finds it in one of the two.
+    Version l = loaded;
+    if (l != null && l.alias().equals(alias)) {
+      return l;
+    }
+    Version p = previousLoaded;
+    if (p != null && p.alias().equals(alias)) {
+      return p;
+    }
+    return null;
   }
 
   /** Why the files are not usable, or null. */
@@ -296,6 +316,7 @@ public final class TlsFiles {
     }
     lastBadHash = null;
     problem = null;
+    previousLoaded = old;
     loaded = new Version(material, hash, old == null ? 0 : old.generation() + 1);
     if (old != null) {
       reloads++;

@@ -6,7 +6,6 @@ import java.security.PrivateKey;
 import java.security.cert.CertificateException;
 import java.security.cert.X509Certificate;
 import javax.annotation.Nullable;
-import javax.annotation.concurrent.GuardedBy;
 import javax.net.ssl.SSLEngine;
 import javax.net.ssl.X509ExtendedKeyManager;
 import javax.net.ssl.X509ExtendedTrustManager;
@@ -21,8 +20,10 @@ final class TlsFilesManagers {
 
   /**
    * Hands out the client certificate and key current at the handshake. The alias names the
-   * generation, so a handshake that chose an alias just before a reload still gets a matching
-   * chain and key (the one generation before is kept for it).
+   * generation, and {@link TlsFiles} keeps the generation before the one in use, so a handshake
+   * that chose an alias just before a reload still gets the matching chain and key, whatever other
+   * handshakes chose meanwhile. (A handshake that outlives two reloads, at least {@link
+   * TlsFiles#RECHECK} apart, gets null and sends no certificate.)
    */
   static final class KeyManager extends X509ExtendedKeyManager {
     private final TlsFiles files;
@@ -31,34 +32,16 @@ final class TlsFilesManagers {
       this.files = files;
     }
 
-    /** The material of the last alias handed out, which a handshake may still ask for. */
-    @GuardedBy("this")
-    @Nullable
-    private TlsFiles.Version previous;
-
     @Nullable
     private String alias() {
       TlsFiles.Version l = files.current();
-      if (l == null || l.material().chain() == null) {
-        return null;
-      }
-      synchronized (this) {
-        if (previous == null || previous.generation() != l.generation()) {
-          previous = l;
-        }
-      }
-      return l.alias();
+      return l == null || l.material().chain() == null ? null : l.alias();
     }
 
     @Nullable
     private TlsMaterial byAlias(String alias) {
-      TlsFiles.Version l = files.lastRead();
-      if (l != null && l.alias().equals(alias)) {
-        return l.material();
-      }
-      synchronized (this) {
-        return previous != null && previous.alias().equals(alias) ? previous.material() : null;
-      }
+      TlsFiles.Version l = files.byAlias(alias);
+      return l == null ? null : l.material();
     }
 
     @Override

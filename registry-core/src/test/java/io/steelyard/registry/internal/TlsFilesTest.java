@@ -175,6 +175,25 @@ class TlsFilesTest {
   }
 
   @Test
+  void aHandshakeThatChoseBeforeAReloadGetsItsPairAfterAnotherHandshakeChoseTheNewOne() {
+    String first = files.keyManager().chooseEngineClientAlias(new String[] {"EC"}, new Principal[0], null);
+    X509Certificate[] firstChainBefore = files.keyManager().getCertificateChain(first);
+    certs.issueClientCertificate(cert, key, NOW.minus(Duration.ofHours(1)), SECOND_NOT_AFTER);
+    later();
+
+    String second = files.keyManager().chooseEngineClientAlias(new String[] {"EC"}, new Principal[0], null);
+
+    assertThat(second).isNotEqualTo(first);
+    assertThat(files.keyManager().getCertificateChain(second)[0].getNotAfter().toInstant())
+        .isEqualTo(SECOND_NOT_AFTER);
+    assertThat(files.keyManager().getCertificateChain(first)).isEqualTo(firstChainBefore);
+    assertThat(files.keyManager().getPrivateKey(first))
+        .as("the key of the first handshake's certificate")
+        .isNotNull()
+        .isNotEqualTo(files.keyManager().getPrivateKey(second));
+  }
+
+  @Test
   void theClientCertificateIsDescribedWithItsNotAfterAndWhetherItExpired() {
     TlsFiles expiredByNow =
         new TlsFiles(certs.caCert(), cert, key, ticker, Clock.fixed(FIRST_NOT_AFTER.plusSeconds(1), ZoneOffset.UTC));
