@@ -40,9 +40,11 @@ import org.slf4j.LoggerFactory;
  * {@code ..data}, never change.
  *
  * <p><b>Half-written files.</b> Changed files are used only if they are consistent ({@link
- * TlsMaterial#parse}: every PEM parses, the key is the certificate's). Otherwise the last good
- * material stays, the reason is logged once per content (at WARN), counted in {@link
- * #failedReloads()}, and the files are looked at again on the next check, so a writer that
+ * TlsMaterial#parse}: every PEM parses, the key is the certificate's). As the three files are
+ * read one after the other, an unusable read is read again at once: a swap between two reads
+ * mixes two generations though neither is wrong, and is not reported. If the second read is
+ * unusable too, the last good material stays, the reason is logged once per content (at WARN),
+ * counted in {@link #failedReloads()}, and the files are looked at again on the next check, so a writer that
  * finishes the pair a moment later is picked up.
  *
  * <p><b>One per set of files.</b> {@link #of} hands out one instance per (CA, cert, key) paths
@@ -72,6 +74,7 @@ public final class TlsFiles {
   @Nullable private final Path keyFile;
   private final Ticker ticker;
   private final Clock clock;
+  private final FileReader fileReader;
   private final X509ExtendedKeyManager keyManager = new TlsFilesManagers.KeyManager(this);
   private final X509ExtendedTrustManager trustManager = new TlsFilesManagers.TrustManager(this);
 
@@ -108,8 +111,26 @@ public final class TlsFiles {
     }
   }
 
+  /** How the files are read; a test puts a writer between two reads. */
+  @VisibleForTesting
+  interface FileReader {
+    byte[] read(Path file) throws IOException;
+  }
+
   @VisibleForTesting
   TlsFiles(Path caFile, @Nullable Path certFile, @Nullable Path keyFile, Ticker ticker, Clock clock) {
+    this(caFile, certFile, keyFile, ticker, clock, Files::readAllBytes);
+  }
+
+  @VisibleForTesting
+  TlsFiles(
+      Path caFile,
+      @Nullable Path certFile,
+      @Nullable Path keyFile,
+      Ticker ticker,
+      Clock clock,
+      FileReader fileReader) {
+    this.fileReader = requireNonNull(fileReader, "fileReader");
     this.caFile = requireNonNull(caFile, "caFile");
     this.certFile = certFile;
     this.keyFile = keyFile;
@@ -281,48 +302,64 @@ public final class TlsFiles {
     }
     checked = true;
     checkedAtNanos = now;
-    byte[] ca;
-    byte[] cert = null;
-    byte[] key = null;
-    try {
-      ca = Files.readAllBytes(caFile);
-      if (certFile != null) {
-        cert = Files.readAllBytes(certFile);
-        key = Files.readAllBytes(requireNonNull(keyFile));
-      }
-    } catch (NoSuchFileException e) {
-      rejected("missing", e.getFile() + " does not exist");
-      return;
-    } catch (IOException e) {
-      rejected("unreadable", "cannot read the TLS files (" + e + ")");
+    Read r = read();
+    if (r.material() == null && !r.hash().equals(lastBadHash)) {
+      // The files are read one after the other: a writer that replaces them all at once (the
+      // ..data symlink swap) between two reads yields a CA, certificate and key of two
+      // generations, none of them wrong on disk. A second read straight away sees one generation.
+      r = read();
+    }
+    if (r.material() == null) {
+      rejected(r.hash(), requireNonNull(r.why()));
       return;
     }
-    String hash = hash(ca, cert, key);
     Version old = loaded;
-    if (old != null && old.hash().equals(hash)) {
-      lastBadHash = null; // back to what is in use
-      problem = null;
-      return;
-    }
-    if (hash.equals(lastBadHash)) {
-      return;
-    }
-    TlsMaterial material;
-    try {
-      material = TlsMaterial.parse(caFile, ca, certFile, cert, keyFile, key);
-    } catch (TlsMaterial.UnusableException e) {
-      rejected(hash, e.getMessage());
-      return;
-    }
     lastBadHash = null;
     problem = null;
+    if (old != null && old.hash().equals(r.hash())) {
+      return; // unchanged, or back to what is in use
+    }
     previousLoaded = old;
-    loaded = new Version(material, hash, old == null ? 0 : old.generation() + 1);
+    loaded = new Version(r.material(), r.hash(), old == null ? 0 : old.generation() + 1);
     if (old != null) {
       reloads++;
       logger.info(
           "Using the changed TLS files {} for new connections to etcd (client certificate not after {})",
-          this, material.clientNotAfter());
+          this, r.material().clientNotAfter());
+    }
+  }
+
+  /** One read of the files: their hash, and their material or why they are not usable. */
+  private record Read(String hash, @Nullable TlsMaterial material, @Nullable String why) {}
+
+  @GuardedBy("this")
+  private Read read() {
+    byte[] ca;
+    byte[] cert = null;
+    byte[] key = null;
+    try {
+      ca = fileReader.read(caFile);
+      if (certFile != null) {
+        cert = fileReader.read(certFile);
+        key = fileReader.read(requireNonNull(keyFile));
+      }
+    } catch (NoSuchFileException e) {
+      return new Read("missing", null, e.getFile() + " does not exist");
+    } catch (IOException e) {
+      return new Read("unreadable", null, "cannot read the TLS files (" + e + ")");
+    }
+    String hash = hash(ca, cert, key);
+    Version old = loaded;
+    if (old != null && old.hash().equals(hash)) {
+      return new Read(hash, old.material(), null);
+    }
+    if (hash.equals(lastBadHash)) {
+      return new Read(hash, null, problem);
+    }
+    try {
+      return new Read(hash, TlsMaterial.parse(caFile, ca, certFile, cert, keyFile, key), null);
+    } catch (TlsMaterial.UnusableException e) {
+      return new Read(hash, null, e.getMessage());
     }
   }
 

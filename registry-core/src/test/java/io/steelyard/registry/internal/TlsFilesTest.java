@@ -16,6 +16,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.temporal.ChronoUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -138,6 +139,25 @@ class TlsFilesTest {
 
     assertThat(files.clientNotAfter()).isEqualTo(FIRST_NOT_AFTER);
     assertThat(files.failedReloads()).isEqualTo(1);
+  }
+
+  @Test
+  void aSwapBetweenReadingTheCertificateAndTheKeyIsNoFailedReload() throws Exception {
+    byte[] firstCert = Files.readAllBytes(cert);
+    AtomicBoolean certReadBeforeTheSwap = new AtomicBoolean();
+    TlsFiles.FileReader reader =
+        file -> file.equals(cert) && certReadBeforeTheSwap.getAndSet(false) ? firstCert : Files.readAllBytes(file);
+    TlsFiles swapped = new TlsFiles(certs.caCert(), cert, key, ticker, Clock.fixed(NOW, ZoneOffset.UTC), reader);
+    swapped.require();
+    certs.issueClientCertificate(cert, key, NOW.minus(Duration.ofHours(1)), SECOND_NOT_AFTER);
+    certReadBeforeTheSwap.set(true);
+    later();
+
+    assertThat(swapped.clientNotAfter()).isEqualTo(SECOND_NOT_AFTER);
+    assertThat(certReadBeforeTheSwap).as("the first read mixed the two generations").isFalse();
+    assertThat(swapped.reloads()).isEqualTo(1);
+    assertThat(swapped.failedReloads()).isZero();
+    assertThat(swapped.problem()).isNull();
   }
 
   @Test
