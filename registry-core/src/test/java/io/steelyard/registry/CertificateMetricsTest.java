@@ -44,4 +44,29 @@ class CertificateMetricsTest {
 
     assertThat(registry.getMeters()).isEmpty();
   }
+
+  @Test
+  void aRelativeAndAnAbsolutePathToTheSameFilesAreMeasuredOnce() {
+    TestCertificates certs = TestCertificates.generate(dir.resolve("pki"));
+    Path cwd = Path.of("").toAbsolutePath();
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    try (CertificateMetrics metrics = new CertificateMetrics()) {
+      metrics.bindTo(registry);
+
+      TlsFiles relative =
+          TlsFiles.of(cwd.relativize(certs.caCert()), cwd.relativize(certs.clientCert()), cwd.relativize(certs.clientKey()));
+      TlsFiles absolute =
+          TlsFiles.of(
+              certs.caCert().getParent().resolve("x/..").resolve(certs.caCert().getFileName()),
+              certs.clientCert(),
+              certs.clientKey());
+
+      assertThat(relative).isSameAs(absolute);
+      assertThat(relative.certFile()).isEqualTo(certs.clientCert().toAbsolutePath().normalize());
+      assertThat(registry.find(CertificateMetrics.RELOADS).tag("file", certs.clientCert().toString()).meters())
+          .hasSize(1);
+      assertThat(registry.find(CertificateMetrics.NOT_AFTER).tag("file", certs.caCert().toString()).meters())
+          .hasSize(1);
+    }
+  }
 }

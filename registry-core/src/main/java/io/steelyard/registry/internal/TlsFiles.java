@@ -47,9 +47,9 @@ import org.slf4j.LoggerFactory;
  * counted in {@link #failedReloads()}, and the files are looked at again on the next check, so a writer that
  * finishes the pair a moment later is picked up.
  *
- * <p><b>One per set of files.</b> {@link #of} hands out one instance per (CA, cert, key) paths
- * per process, so that every client built for them, and the meters, share one view; {@link
- * #all()} lists them for {@code CertificateMetrics}.
+ * <p><b>One per set of files.</b> {@link #of} hands out one instance per (CA, cert, key) paths,
+ * made absolute, per process, so that every client built for them, and the meters, share one
+ * view; {@link #all()} lists them for {@code CertificateMetrics}.
  *
  * <p>Thread-safe: the current material is a volatile read; a check runs under the lock.
  */
@@ -138,21 +138,32 @@ public final class TlsFiles {
     this.clock = requireNonNull(clock, "clock");
   }
 
-  /** The process's one instance for these files (client cert and key both or neither). */
+  /**
+   * The process's one instance for these files (client cert and key both or neither). Paths are
+   * made absolute and normalised first, so {@code ca.pem} and {@code /etc/steelyard/ca.pem} name
+   * one instance, measured and tagged once. (Symlinks are not resolved: a Kubernetes mount's
+   * paths stay the same while what they point at changes.)
+   */
   public static TlsFiles of(Path caFile, @Nullable Path certFile, @Nullable Path keyFile) {
-    List<Path> key = java.util.Arrays.asList(caFile, certFile, keyFile);
+    Path ca = normalize(requireNonNull(caFile, "caFile"));
+    Path cert = certFile == null ? null : normalize(certFile);
+    Path key = keyFile == null ? null : normalize(keyFile);
     boolean[] created = {false};
     TlsFiles files =
         SHARED.computeIfAbsent(
-            key,
+            java.util.Arrays.asList(ca, cert, key),
             k -> {
               created[0] = true;
-              return new TlsFiles(caFile, certFile, keyFile, Ticker.systemTicker(), Clock.systemUTC());
+              return new TlsFiles(ca, cert, key, Ticker.systemTicker(), Clock.systemUTC());
             });
     if (created[0]) {
       LISTENERS.forEach(l -> l.accept(files));
     }
     return files;
+  }
+
+  private static Path normalize(Path file) {
+    return file.toAbsolutePath().normalize();
   }
 
   /** Every instance {@link #of} has handed out in this process. */
