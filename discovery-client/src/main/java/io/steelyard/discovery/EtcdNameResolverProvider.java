@@ -273,8 +273,18 @@ public final class EtcdNameResolverProvider extends NameResolverProvider {
     private boolean relistSet;
     private boolean backoffSet;
     @Nullable private String zone;
+    private Function<String, String> environment = System::getenv;
 
     private Builder() {}
+
+    /**
+     * Where the default zone ({@value Localities#ZONE_ENV}) is read when {@link #zone} is not
+     * given: a variable's value, or null when unset; default {@code System::getenv}.
+     */
+    public Builder environment(Function<String, String> environment) {
+      this.environment = requireNonNull(environment, "environment");
+      return this;
+    }
 
     /**
      * The caller's zone for targets without {@code ?zone=}; default: {@value
@@ -347,7 +357,7 @@ public final class EtcdNameResolverProvider extends NameResolverProvider {
           layout == null ? KeyLayout.defaults() : layout,
           priority,
           config,
-          zone != null ? zone : zoneFrom(System::getenv));
+          zone != null ? zone : zoneFrom(environment));
     }
   }
 }

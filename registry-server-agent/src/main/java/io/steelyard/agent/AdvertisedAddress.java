@@ -73,7 +73,17 @@ public final class AdvertisedAddress {
 
   /** The rule over this process's environment and this machine's network interfaces. */
   public static AdvertisedAddress fromEnvironment() {
-    return new AdvertisedAddress(DEFAULT_HOST_VARIABLE, System::getenv, AdvertisedAddress::interfaceAddresses);
+    return from(System::getenv);
+  }
+
+  /**
+   * The rule reading the host variable from {@code environment} (a variable's value, or null when
+   * unset) and this machine's network interfaces; e.g. Spring's {@code environment::getProperty},
+   * which sees the process environment and every other property source.
+   */
+  public static AdvertisedAddress from(Function<String, String> environment) {
+    return new AdvertisedAddress(
+        DEFAULT_HOST_VARIABLE, requireNonNull(environment, "environment"), AdvertisedAddress::interfaceAddresses);
   }
 
   /**

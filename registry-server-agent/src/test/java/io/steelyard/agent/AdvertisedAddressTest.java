@@ -38,6 +38,15 @@ class AdvertisedAddressTest {
   }
 
   @Test
+  void theHostVariableIsReadFromTheGivenEnvironment() {
+    Map<String, String> properties = Map.of("STEELYARD_ADVERTISE_HOST", "10.9.8.7", "POD_IP", "10.6.5.4");
+
+    assertThat(AdvertisedAddress.from(properties::get).of(50051)).isEqualTo("10.9.8.7:50051");
+    assertThat(AdvertisedAddress.from(properties::get).withHostVariable("POD_IP").of(50051))
+        .isEqualTo("10.6.5.4:50051");
+  }
+
+  @Test
   void theHostVariableMayBeRenamedAndHoldANameOrAnIpv6Literal() {
     Map<String, String> env = Map.of("POD_IP", "fd00::42", "NODE_NAME", "node-1.example");
 

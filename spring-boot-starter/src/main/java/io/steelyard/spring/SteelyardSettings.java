@@ -16,6 +16,7 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import javax.annotation.Nullable;
 
@@ -57,10 +58,10 @@ final class SteelyardSettings {
     return check("etcd.prefix", () -> KeyLayout.of(etcd.getPrefix()));
   }
 
-  static EtcdNameResolverProvider resolverProvider(
-      EtcdConnection connection, KeyLayout layout, SteelyardProperties.Discovery discovery) {
+  static EtcdNameResolverProvider resolverProvider(EtcdConnection connection, KeyLayout layout,
+      SteelyardProperties.Discovery discovery, Function<String, String> environment) {
     EtcdNameResolverProvider.Builder b =
-        EtcdNameResolverProvider.builder().connection(connection).layout(layout);
+        EtcdNameResolverProvider.builder().connection(connection).layout(layout).environment(environment);
     check("discovery.debounce", () -> b.debounce(discovery.getDebounce()));
     check("discovery.relist-interval", () -> b.relistInterval(discovery.getRelistInterval()));
     if (discovery.getZone() != null) {

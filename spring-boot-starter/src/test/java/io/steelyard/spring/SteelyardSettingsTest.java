@@ -150,7 +150,7 @@ class SteelyardSettingsTest {
   @Test
   void aBadCallerZoneNamesTheDiscoveryProperty() {
     properties.getDiscovery().setZone("eu 1");
-    assertThatThrownBy(() -> SteelyardSettings.resolverProvider(etcd, KeyLayout.defaults(), properties.getDiscovery()))
+    assertThatThrownBy(() -> SteelyardSettings.resolverProvider(etcd, KeyLayout.defaults(), properties.getDiscovery(), System::getenv))
         .isInstanceOf(InvalidSteelyardPropertyException.class)
         .hasMessageStartingWith("steelyard.discovery.zone: zone: 'eu 1'");
   }
@@ -197,9 +197,9 @@ class SteelyardSettingsTest {
   @Test
   void discoveryTimingsAreChecked() {
     properties.getDiscovery().setDebounce(Duration.ofSeconds(5));
-    assertThatThrownBy(() -> SteelyardSettings.resolverProvider(etcd, KeyLayout.defaults(), properties.getDiscovery()))
+    assertThatThrownBy(() -> SteelyardSettings.resolverProvider(etcd, KeyLayout.defaults(), properties.getDiscovery(), System::getenv))
         .hasMessageStartingWith("steelyard.discovery.debounce: ");
-    assertThat(SteelyardSettings.resolverProvider(etcd, KeyLayout.defaults(), new SteelyardProperties().getDiscovery()))
+    assertThat(SteelyardSettings.resolverProvider(etcd, KeyLayout.defaults(), new SteelyardProperties().getDiscovery(), System::getenv))
         .isInstanceOf(EtcdNameResolverProvider.class);
   }
 }
