@@ -113,7 +113,7 @@ class ServiceRegistrationBuilderTest {
   void aZoneGivenAlsoInMetadataWithAnotherValueIsRefused() {
     assertThatThrownBy(() -> builder().zone("a").metadata(Map.of("zone", "b")).build())
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("zone: 'a' with .zone() but 'b' in metadata (expected: one of them)");
+        .hasMessage("zone: 'a' but the metadata's zone is 'b' (expected: one of them)");
   }
 
   @Test

@@ -144,7 +144,7 @@ class SteelyardSettingsTest {
     r.setZone("a");
     r.getMetadata().put("zone", "b");
     assertThatThrownBy(() -> SteelyardSettings.registration(r, "greeter", etcd))
-        .hasMessage("steelyard.registration.zone: 'a' but registration.metadata.zone is 'b' (expected: one of them)");
+        .hasMessage("steelyard.registration.zone: zone: 'a' but the metadata's zone is 'b' (expected: one of them)");
   }
 
   @Test
