@@ -181,7 +181,7 @@ public final class ServiceRegistrationBuilder {
         addressFrom != null, "address: none (expected: one of address(...), port(...) or server(...))");
     checkArgument(
         hostVariable == null || addressFrom != AddressFrom.ADDRESS,
-        "hostVariable: %s (expected: unset with an explicit address)", hostVariable);
+        "hostVariable: %s (expected: unset with an explicit address)", Validation.quote(hostVariable));
     AdvertisedAddress rule = hostVariable == null ? addressRule : addressRule.withHostVariable(hostVariable);
     return switch (addressFrom) {
       case PORT -> rule.of(port);

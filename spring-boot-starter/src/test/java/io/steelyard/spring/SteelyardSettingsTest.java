@@ -191,7 +191,7 @@ class SteelyardSettingsTest {
     properties.getRegistration().setHost(null);
     properties.getRegistration().setHostVariable("POD=IP");
     assertThatThrownBy(() -> SteelyardSettings.registration(properties.getRegistration(), "greeter", etcd))
-        .hasMessageStartingWith("steelyard.registration.host-variable: hostVariable: \"POD=IP\"");
+        .hasMessageStartingWith("steelyard.registration.host-variable: hostVariable: 'POD=IP'");
   }
 
   @Test
