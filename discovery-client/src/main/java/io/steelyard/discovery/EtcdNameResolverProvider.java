@@ -273,7 +273,7 @@ public final class EtcdNameResolverProvider extends NameResolverProvider {
     private boolean relistSet;
     private boolean backoffSet;
     @Nullable private String zone;
-    private Function<String, String> environment = System::getenv;
+    @Nullable private Function<String, String> environment;
 
     private Builder() {}
 
@@ -282,6 +282,7 @@ public final class EtcdNameResolverProvider extends NameResolverProvider {
      * given: a variable's value, or null when unset; default {@code System::getenv}.
      */
     public Builder environment(Function<String, String> environment) {
+      checkState(this.environment == null, "environment already set");
       this.environment = requireNonNull(environment, "environment");
       return this;
     }
@@ -357,7 +358,7 @@ public final class EtcdNameResolverProvider extends NameResolverProvider {
           layout == null ? KeyLayout.defaults() : layout,
           priority,
           config,
-          zone != null ? zone : zoneFrom(environment));
+          zone != null ? zone : zoneFrom(environment != null ? environment : System::getenv));
     }
   }
 }
