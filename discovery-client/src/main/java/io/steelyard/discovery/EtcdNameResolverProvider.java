@@ -273,8 +273,19 @@ public final class EtcdNameResolverProvider extends NameResolverProvider {
     private boolean relistSet;
     private boolean backoffSet;
     @Nullable private String zone;
+    @Nullable private Function<String, String> environment;
 
     private Builder() {}
+
+    /**
+     * Where the default zone ({@value Localities#ZONE_ENV}) is read when {@link #zone} is not
+     * given: a variable's value, or null when unset; default {@code System::getenv}.
+     */
+    public Builder environment(Function<String, String> environment) {
+      checkState(this.environment == null, "environment already set");
+      this.environment = requireNonNull(environment, "environment");
+      return this;
+    }
 
     /**
      * The caller's zone for targets without {@code ?zone=}; default: {@value
@@ -347,7 +358,7 @@ public final class EtcdNameResolverProvider extends NameResolverProvider {
           layout == null ? KeyLayout.defaults() : layout,
           priority,
           config,
-          zone != null ? zone : zoneFrom(System::getenv));
+          zone != null ? zone : zoneFrom(environment != null ? environment : System::getenv));
     }
   }
 }

@@ -54,6 +54,8 @@ class EtcdNameResolverProviderTest {
   void aBuilderZoneIsCheckedAndSetOnce() {
     EtcdNameResolverProvider.Builder builder = EtcdNameResolverProvider.builder().zone("eu-1a");
     assertThatThrownBy(() -> builder.zone("eu-1b")).hasMessage("zone already set");
+    EtcdNameResolverProvider.Builder withEnvironment = EtcdNameResolverProvider.builder().environment(name -> null);
+    assertThatThrownBy(() -> withEnvironment.environment(name -> null)).hasMessage("environment already set");
     assertThatThrownBy(() -> EtcdNameResolverProvider.builder().zone("eu 1a"))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("zone: 'eu 1a'");

@@ -2,6 +2,7 @@ package io.steelyard.registry;
 
 import io.grpc.Attributes;
 import io.grpc.EquivalentAddressGroup;
+import java.util.HashMap;
 import java.util.Map;
 import javax.annotation.Nullable;
 
@@ -71,6 +72,33 @@ public final class Localities {
               + " (expected: 1..128 characters of A-Z a-z 0-9 . _ -, e.g. eu-west-1a)");
     }
     return value;
+  }
+
+  /**
+   * {@code metadata} with {@code zone} and {@code region} (each null for none) added under {@link
+   * #ZONE_KEY} and {@link #REGION_KEY}, each checked with {@link #checkName}; a key the metadata
+   * already holds with another value is refused.
+   *
+   * @throws IllegalArgumentException naming the key and both values
+   */
+  public static Map<String, String> withLocality(
+      Map<String, String> metadata, @Nullable String zone, @Nullable String region) {
+    if (zone == null && region == null) {
+      return Map.copyOf(metadata);
+    }
+    Map<String, String> all = new HashMap<>(metadata);
+    for (String[] kv : new String[][] {{ZONE_KEY, zone}, {REGION_KEY, region}}) {
+      if (kv[1] == null) {
+        continue;
+      }
+      checkName(kv[0], kv[1]);
+      String before = all.putIfAbsent(kv[0], kv[1]);
+      if (before != null && !before.equals(kv[1])) {
+        throw new IllegalArgumentException(kv[0] + ": " + Validation.quote(kv[1]) + " but the metadata's "
+            + kv[0] + " is " + Validation.quote(before) + " (expected: one of them)");
+      }
+    }
+    return Map.copyOf(all);
   }
 
   private static String orEmpty(@Nullable String s) {

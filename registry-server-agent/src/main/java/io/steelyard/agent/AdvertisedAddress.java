@@ -4,6 +4,7 @@ import static com.google.common.base.Preconditions.checkArgument;
 import static java.util.Objects.requireNonNull;
 
 import com.google.common.annotations.VisibleForTesting;
+import com.google.common.net.HostAndPort;
 import com.google.common.net.InetAddresses;
 import io.grpc.Server;
 import io.steelyard.registry.Validation;
@@ -73,7 +74,17 @@ public final class AdvertisedAddress {
 
   /** The rule over this process's environment and this machine's network interfaces. */
   public static AdvertisedAddress fromEnvironment() {
-    return new AdvertisedAddress(DEFAULT_HOST_VARIABLE, System::getenv, AdvertisedAddress::interfaceAddresses);
+    return from(System::getenv);
+  }
+
+  /**
+   * The rule reading the host variable from {@code environment} (a variable's value, or null when
+   * unset) and this machine's network interfaces; e.g. Spring's {@code environment::getProperty},
+   * which sees the process environment and every other property source.
+   */
+  public static AdvertisedAddress from(Function<String, String> environment) {
+    return new AdvertisedAddress(
+        DEFAULT_HOST_VARIABLE, requireNonNull(environment, "environment"), AdvertisedAddress::interfaceAddresses);
   }
 
   /**
@@ -90,13 +101,8 @@ public final class AdvertisedAddress {
     requireNonNull(variable, "variable");
     checkArgument(
         !variable.isEmpty() && variable.indexOf('=') < 0 && variable.indexOf('\0') < 0,
-        "hostVariable: \"%s\" (expected: an environment variable name)", variable);
+        "hostVariable: %s (expected: an environment variable name)", Validation.quote(variable));
     return new AdvertisedAddress(variable, environment, interfaces);
-  }
-
-  /** The environment variable read for the host. */
-  public String hostVariable() {
-    return hostVariable;
   }
 
   /**
@@ -182,9 +188,15 @@ public final class AdvertisedAddress {
   private String checkedHost(String host) {
     if (!isHost(host)) {
       throw new IllegalArgumentException(
-          "$" + hostVariable + ": \"" + host + "\" (expected: an IP address or a host name, no port)");
+          "$" + hostVariable + ": " + Validation.quote(host) + " (expected: an IP address or a host name, no port)");
     }
-    return host;
+    return canonical(host);
+  }
+
+  /** An IP literal in its one URI form ({@code FD00:0::42} is {@code [fd00::42]}); a host name as given. */
+  private static String canonical(String host) {
+    String literal = host.startsWith("[") && host.endsWith("]") ? host.substring(1, host.length() - 1) : host;
+    return InetAddresses.isInetAddress(literal) ? InetAddresses.toUriString(InetAddresses.forString(literal)) : host;
   }
 
   private static Optional<InetAddress> first(List<InetAddress> all, Predicate<InetAddress> p) {
@@ -200,8 +212,8 @@ public final class AdvertisedAddress {
   }
 
   /**
-   * {@code host:port}, an IPv6 literal host in brackets: {@code hostAndPort("fd00::7", 50051)} is
-   * {@code "[fd00::7]:50051"}; a host already in brackets keeps them.
+   * {@code host:port}, an IP literal host in its canonical form and an IPv6 one in brackets:
+   * {@code hostAndPort("FD00:0::7", 50051)} is {@code "[fd00::7]:50051"}.
    *
    * @throws IllegalArgumentException naming the host when it is no IP address or host name, or
    *     the port when it is out of range
@@ -209,8 +221,8 @@ public final class AdvertisedAddress {
   public static String hostAndPort(String host, int port) {
     requireNonNull(host, "host");
     checkArgument(port >= 1 && port <= 65535, "port: %s (expected: 1..65535)", port);
-    checkArgument(isHost(host), "host: \"%s\" (expected: an IP address or a host name, no port)", host);
-    return withPort(host, port);
+    checkArgument(isHost(host), "host: %s (expected: an IP address or a host name, no port)", Validation.quote(host));
+    return withPort(canonical(host), port);
   }
 
   /** An IPv4 address or host name, or an IPv6 literal with or without brackets; never a port. */
@@ -225,8 +237,7 @@ public final class AdvertisedAddress {
   }
 
   private static String withPort(String host, int port) {
-    boolean ipv6Literal = host.indexOf(':') >= 0 && !host.startsWith("[");
-    return (ipv6Literal ? "[" + host + "]" : host) + ":" + port;
+    return HostAndPort.fromParts(host, port).toString();
   }
 
   private static List<InetAddress> interfaceAddresses() {

@@ -19,7 +19,6 @@ import io.steelyard.registry.internal.RenewableClient;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
@@ -182,7 +181,7 @@ public final class ServiceRegistrationBuilder {
         addressFrom != null, "address: none (expected: one of address(...), port(...) or server(...))");
     checkArgument(
         hostVariable == null || addressFrom != AddressFrom.ADDRESS,
-        "hostVariable: %s (expected: unset with an explicit address)", hostVariable);
+        "hostVariable: %s (expected: unset with an explicit address)", Validation.quote(hostVariable));
     AdvertisedAddress rule = hostVariable == null ? addressRule : addressRule.withHostVariable(hostVariable);
     return switch (addressFrom) {
       case PORT -> rule.of(port);
@@ -265,23 +264,6 @@ public final class ServiceRegistrationBuilder {
     once("region");
     this.region = Localities.checkName("region", region);
     return this;
-  }
-
-  /** {@link #metadata} with the zone and region added; a key given both ways with two values is refused. */
-  private Map<String, String> withLocality(Map<String, String> given) {
-    if (zone == null && region == null) {
-      return given;
-    }
-    Map<String, String> all = new HashMap<>(given);
-    for (String[] kv : new String[][] {{Localities.ZONE_KEY, zone}, {Localities.REGION_KEY, region}}) {
-      String before = kv[1] == null ? null : all.putIfAbsent(kv[0], kv[1]);
-      if (before != null && !before.equals(kv[1])) {
-        throw new IllegalArgumentException(
-            kv[0] + ": " + Validation.quote(kv[1]) + " with ." + kv[0] + "() but "
-                + Validation.quote(before) + " in metadata (expected: one of them)");
-      }
-    }
-    return Map.copyOf(all);
   }
 
   /** The key layout; default {@link KeyLayout#defaults()} (prefix {@code /services}). */
@@ -423,7 +405,7 @@ public final class ServiceRegistrationBuilder {
    */
   public ServiceRegistration build() {
     this.address = resolveAddress();
-    metadata = withLocality(metadata);
+    metadata = Localities.withLocality(metadata, zone, region);
     // Validates metadata and that the format can carry weight and metadata.
     ValueCodec.encode(new ServiceInstance(service, address, weight, metadata), effectiveFormat());
     layout.instanceKey(service, address);

@@ -57,7 +57,7 @@ class AdvertisedAddressIT {
     Server server = NettyServerBuilder.forPort(0).addService(health.getHealthService()).build().start();
     int port = ((InetSocketAddress) server.getListenSockets().get(0)).getPort();
     try (ServiceRegistration reg =
-        ServiceRegistration.builder(EtcdConnection.of(etcd.endpoints()), "detected").server(server).build()) {
+        builder("detected").server(server).build()) {
       reg.start().get(30, TimeUnit.SECONDS);
 
       assertThat(store.list("detected", false)).extracting(i -> i.acceptedOrThrow().address()).containsExactly(reg.address());
@@ -73,7 +73,7 @@ class AdvertisedAddressIT {
       }
       assertThat(healthAt(reg.address())).isEqualTo(HealthCheckResponse.ServingStatus.SERVING);
     } finally {
-      server.shutdownNow();
+      server.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
     }
   }
 
@@ -86,15 +86,24 @@ class AdvertisedAddressIT {
         .start();
     int port = ((InetSocketAddress) server.getListenSockets().get(0)).getPort();
     try (ServiceRegistration reg =
-        ServiceRegistration.builder(EtcdConnection.of(etcd.endpoints()), "bound").server(server).build()) {
+        builder("bound").server(server).build()) {
       reg.start().get(30, TimeUnit.SECONDS);
 
       assertThat(reg.address()).isEqualTo("127.0.0.1:" + port);
       assertThat(store.list("bound", false)).extracting(i -> i.acceptedOrThrow().address()).containsExactly(reg.address());
       assertThat(healthAt(reg.address())).isEqualTo(HealthCheckResponse.ServingStatus.SERVING);
     } finally {
-      server.shutdownNow();
+      server.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
     }
+  }
+
+  /**
+   * A registration whose address rule sees an empty environment: a runner that sets {@value
+   * AdvertisedAddress#DEFAULT_HOST_VARIABLE} does not change what the server registers.
+   */
+  private static ServiceRegistrationBuilder builder(String service) {
+    return ServiceRegistration.builder(EtcdConnection.of(etcd.endpoints()), service)
+        .addressRule(AdvertisedAddress.from(variable -> null));
   }
 
   private static HealthCheckResponse.ServingStatus healthAt(String address) throws InterruptedException {

@@ -38,6 +38,15 @@ class AdvertisedAddressTest {
   }
 
   @Test
+  void theHostVariableIsReadFromTheGivenEnvironment() {
+    Map<String, String> properties = Map.of("STEELYARD_ADVERTISE_HOST", "10.9.8.7", "POD_IP", "10.6.5.4");
+
+    assertThat(AdvertisedAddress.from(properties::get).of(50051)).isEqualTo("10.9.8.7:50051");
+    assertThat(AdvertisedAddress.from(properties::get).withHostVariable("POD_IP").of(50051))
+        .isEqualTo("10.6.5.4:50051");
+  }
+
+  @Test
   void theHostVariableMayBeRenamedAndHoldANameOrAnIpv6Literal() {
     Map<String, String> env = Map.of("POD_IP", "fd00::42", "NODE_NAME", "node-1.example");
 
@@ -49,6 +58,18 @@ class AdvertisedAddressTest {
   }
 
   @Test
+  void anIpLiteralFromTheVariableOrTheHostIsCanonical() {
+    Map<String, String> env = Map.of("POD_IP", "FD00:0:0:0:0:0:0:42", "BRACKETED", "[FD00::0042]");
+
+    assertThat(rule(env, MACHINE).withHostVariable("POD_IP").of(8080)).isEqualTo("[fd00::42]:8080");
+    assertThat(rule(env, MACHINE).withHostVariable("BRACKETED").of(8080)).isEqualTo("[fd00::42]:8080");
+    assertThat(AdvertisedAddress.hostAndPort("FD00:0::7", 50051)).isEqualTo("[fd00::7]:50051");
+    assertThat(AdvertisedAddress.hostAndPort("[fd00::7]", 50051)).isEqualTo("[fd00::7]:50051");
+    assertThat(AdvertisedAddress.hostAndPort("10.0.0.1", 50051)).isEqualTo("10.0.0.1:50051");
+    assertThat(AdvertisedAddress.hostAndPort("Node-1.example", 50051)).isEqualTo("Node-1.example:50051");
+  }
+
+  @Test
   void aBlankHostVariableIsUnset() {
     assertThat(rule(Map.of("STEELYARD_ADVERTISE_HOST", "  "), MACHINE).of(8080)).isEqualTo("10.1.2.3:8080");
   }
@@ -57,10 +78,10 @@ class AdvertisedAddressTest {
   void aHostVariableThatIsNoHostIsRefusedNamingIt() {
     assertThatThrownBy(() -> rule(Map.of("POD_IP", "10.0.0.1:8080"), MACHINE).withHostVariable("POD_IP").of(8080))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("$POD_IP: \"10.0.0.1:8080\" (expected: an IP address or a host name, no port)");
+        .hasMessage("$POD_IP: '10.0.0.1:8080' (expected: an IP address or a host name, no port)");
     assertThatThrownBy(() -> rule(Map.of(), MACHINE).withHostVariable("A=B"))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("hostVariable: \"A=B\"");
+        .hasMessageContaining("hostVariable: 'A=B'");
   }
 
   @Test
@@ -144,7 +165,7 @@ class AdvertisedAddressTest {
     assertThat(AdvertisedAddress.hostAndPort("node-1.example", 9090)).isEqualTo("node-1.example:9090");
     assertThatThrownBy(() -> AdvertisedAddress.hostAndPort("node-1.example:80", 9090))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("host: \"node-1.example:80\" (expected: an IP address or a host name, no port)");
+        .hasMessage("host: 'node-1.example:80' (expected: an IP address or a host name, no port)");
   }
 
   @Test

@@ -113,7 +113,7 @@ class ServiceRegistrationBuilderTest {
   void aZoneGivenAlsoInMetadataWithAnotherValueIsRefused() {
     assertThatThrownBy(() -> builder().zone("a").metadata(Map.of("zone", "b")).build())
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("zone: 'a' with .zone() but 'b' in metadata (expected: one of them)");
+        .hasMessage("zone: 'a' but the metadata's zone is 'b' (expected: one of them)");
   }
 
   @Test
@@ -243,7 +243,7 @@ class ServiceRegistrationBuilderTest {
   void aHostVariableWithAnExplicitAddressIsRefused() {
     assertThatThrownBy(() -> builder().hostVariable("POD_IP").build())
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("hostVariable: POD_IP (expected: unset with an explicit address)");
+        .hasMessage("hostVariable: 'POD_IP' (expected: unset with an explicit address)");
     assertThatThrownBy(() -> ServiceRegistration.builder(ETCD, "greeter").port(0))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("port: 0 (expected: 1..65535)");

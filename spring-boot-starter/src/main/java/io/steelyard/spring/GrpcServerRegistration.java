@@ -85,6 +85,7 @@ public final class GrpcServerRegistration
   private final SteelyardSettings.RegistrationSettings settings;
   private final EtcdConnection etcd;
   private final KeyLayout layout;
+  private final Function<String, String> environment;
   private final ObjectProvider<HealthStatusManager> health;
   private final IntSupplier phase;
   private final CompletableFuture<Void> firstRegistered = new CompletableFuture<>();
@@ -116,11 +117,13 @@ public final class GrpcServerRegistration
       SteelyardSettings.RegistrationSettings settings,
       EtcdConnection etcd,
       KeyLayout layout,
+      Function<String, String> environment,
       ObjectProvider<HealthStatusManager> health,
       IntSupplier phase) {
     this.settings = requireNonNull(settings, "settings");
     this.etcd = requireNonNull(etcd, "etcd");
     this.layout = requireNonNull(layout, "layout");
+    this.environment = requireNonNull(environment, "environment");
     this.health = requireNonNull(health, "health");
     this.phase = requireNonNull(phase, "phase");
   }
@@ -200,7 +203,7 @@ public final class GrpcServerRegistration
       return AdvertisedAddress.hostAndPort(settings.host(), listen.getPort()); // checked at startup
     }
     try {
-      return AdvertisedAddress.fromEnvironment().withHostVariable(settings.hostVariable()).of(listen);
+      return AdvertisedAddress.from(environment).withHostVariable(settings.hostVariable()).of(listen);
     } catch (IllegalArgumentException e) {
       throw new InvalidSteelyardPropertyException(
           SteelyardProperties.PREFIX + ".registration.host-variable", e);

@@ -45,8 +45,8 @@ public final class SteelyardDiscoveryAutoConfiguration {
   @Bean
   @ConditionalOnMissingBean
   EtcdNameResolverProvider steelyardNameResolverProvider(
-      SteelyardProperties properties, EtcdConnection etcd, KeyLayout layout) {
-    return SteelyardSettings.resolverProvider(etcd, layout, properties.getDiscovery());
+      SteelyardProperties properties, EtcdConnection etcd, KeyLayout layout, Environment environment) {
+    return SteelyardSettings.resolverProvider(etcd, layout, properties.getDiscovery(), environment::getProperty);
   }
 
   @Bean

@@ -63,6 +63,6 @@ public final class SteelyardRegistrationAutoConfiguration {
     }
     IntSupplier phase = () ->
         servers.orderedStream().mapToInt(GrpcServerLifecycle::getPhase).max().orElse(Integer.MAX_VALUE);
-    return new GrpcServerRegistration(settings, etcd, layout, health, phase);
+    return new GrpcServerRegistration(settings, etcd, layout, environment::getProperty, health, phase);
   }
 }

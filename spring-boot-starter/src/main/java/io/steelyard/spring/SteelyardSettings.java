@@ -13,9 +13,9 @@ import io.steelyard.registry.ValueCodec;
 import io.steelyard.registry.ValueFormat;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import javax.annotation.Nullable;
 
@@ -57,10 +57,10 @@ final class SteelyardSettings {
     return check("etcd.prefix", () -> KeyLayout.of(etcd.getPrefix()));
   }
 
-  static EtcdNameResolverProvider resolverProvider(
-      EtcdConnection connection, KeyLayout layout, SteelyardProperties.Discovery discovery) {
+  static EtcdNameResolverProvider resolverProvider(EtcdConnection connection, KeyLayout layout,
+      SteelyardProperties.Discovery discovery, Function<String, String> environment) {
     EtcdNameResolverProvider.Builder b =
-        EtcdNameResolverProvider.builder().connection(connection).layout(layout);
+        EtcdNameResolverProvider.builder().connection(connection).layout(layout).environment(environment);
     check("discovery.debounce", () -> b.debounce(discovery.getDebounce()));
     check("discovery.relist-interval", () -> b.relistInterval(discovery.getRelistInterval()));
     if (discovery.getZone() != null) {
@@ -143,24 +143,11 @@ final class SteelyardSettings {
     }
   }
 
-  /** The metadata with {@code zone} and {@code region} added, each checked; one key two ways is refused. */
+  /** The metadata with {@code zone} and {@code region} added by the registration's own rule. */
   private static Map<String, String> withLocality(SteelyardProperties.Registration r) {
-    Map<String, String> metadata = new LinkedHashMap<>(r.getMetadata());
-    String[][] pairs = {{Localities.ZONE_KEY, r.getZone()}, {Localities.REGION_KEY, r.getRegion()}};
-    for (String[] kv : pairs) {
-      if (kv[1] == null) {
-        continue;
-      }
-      check("registration." + kv[0], () -> Localities.checkName(kv[0], kv[1]));
-      String before = metadata.put(kv[0], kv[1]);
-      if (before != null && !before.equals(kv[1])) {
-        throw new InvalidSteelyardPropertyException(
-            prop("registration." + kv[0]),
-            Validation.quote(kv[1]) + " but registration.metadata." + kv[0] + " is "
-                + Validation.quote(before) + " (expected: one of them)");
-      }
-    }
-    return Map.copyOf(metadata);
+    Map<String, String> withZone =
+        check("registration.zone", () -> Localities.withLocality(r.getMetadata(), r.getZone(), null));
+    return check("registration.region", () -> Localities.withLocality(withZone, null, r.getRegion()));
   }
 
   @Nullable

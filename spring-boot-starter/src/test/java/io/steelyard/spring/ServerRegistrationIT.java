@@ -62,6 +62,9 @@ import org.springframework.test.context.DynamicPropertySource;
       "steelyard.registration.ttl=4s",
       "steelyard.registration.zone=eu-1",
       "steelyard.registration.drain-delay=0s",
+      // the host variable read through Spring's environment: here a property, not the process's
+      "steelyard.registration.host-variable=TEST_ADVERTISE_HOST",
+      "TEST_ADVERTISE_HOST=localhost",
       "management.endpoints.web.exposure.include=health,steelyard",
       "management.endpoint.health.show-details=always"
     })
@@ -121,11 +124,11 @@ class ServerRegistrationIT {
   }
 
   @Test
-  void theKeyAppearsWithTheConfiguredWeightMetadataAndTheRegistrationsLease() {
+  void theKeyAppearsAtTheHostFromAPropertySourceWithTheConfiguredWeightMetadataAndTheRegistrationsLease() {
     int grpcPort = server.getPort();
-    assertThat(agent().address()).isEqualTo("127.0.0.1:" + grpcPort);
+    assertThat(agent().address()).isEqualTo("localhost:" + grpcPort);
     RegisteredInstance i = inEtcd();
-    assertThat(i.key()).isEqualTo("/it-server/who/127.0.0.1:" + grpcPort);
+    assertThat(i.key()).isEqualTo("/it-server/who/localhost:" + grpcPort);
     assertThat(i.leaseId()).isNotZero().isEqualTo(agent().leaseId());
     DecodedValue.Accepted v = i.acceptedOrThrow();
     assertThat(v.weight()).isEqualTo(5);

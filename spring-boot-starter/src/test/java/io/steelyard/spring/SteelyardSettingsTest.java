@@ -144,13 +144,13 @@ class SteelyardSettingsTest {
     r.setZone("a");
     r.getMetadata().put("zone", "b");
     assertThatThrownBy(() -> SteelyardSettings.registration(r, "greeter", etcd))
-        .hasMessage("steelyard.registration.zone: 'a' but registration.metadata.zone is 'b' (expected: one of them)");
+        .hasMessage("steelyard.registration.zone: zone: 'a' but the metadata's zone is 'b' (expected: one of them)");
   }
 
   @Test
   void aBadCallerZoneNamesTheDiscoveryProperty() {
     properties.getDiscovery().setZone("eu 1");
-    assertThatThrownBy(() -> SteelyardSettings.resolverProvider(etcd, KeyLayout.defaults(), properties.getDiscovery()))
+    assertThatThrownBy(() -> SteelyardSettings.resolverProvider(etcd, KeyLayout.defaults(), properties.getDiscovery(), System::getenv))
         .isInstanceOf(InvalidSteelyardPropertyException.class)
         .hasMessageStartingWith("steelyard.discovery.zone: zone: 'eu 1'");
   }
@@ -191,15 +191,15 @@ class SteelyardSettingsTest {
     properties.getRegistration().setHost(null);
     properties.getRegistration().setHostVariable("POD=IP");
     assertThatThrownBy(() -> SteelyardSettings.registration(properties.getRegistration(), "greeter", etcd))
-        .hasMessageStartingWith("steelyard.registration.host-variable: hostVariable: \"POD=IP\"");
+        .hasMessageStartingWith("steelyard.registration.host-variable: hostVariable: 'POD=IP'");
   }
 
   @Test
   void discoveryTimingsAreChecked() {
     properties.getDiscovery().setDebounce(Duration.ofSeconds(5));
-    assertThatThrownBy(() -> SteelyardSettings.resolverProvider(etcd, KeyLayout.defaults(), properties.getDiscovery()))
+    assertThatThrownBy(() -> SteelyardSettings.resolverProvider(etcd, KeyLayout.defaults(), properties.getDiscovery(), System::getenv))
         .hasMessageStartingWith("steelyard.discovery.debounce: ");
-    assertThat(SteelyardSettings.resolverProvider(etcd, KeyLayout.defaults(), new SteelyardProperties().getDiscovery()))
+    assertThat(SteelyardSettings.resolverProvider(etcd, KeyLayout.defaults(), new SteelyardProperties().getDiscovery(), System::getenv))
         .isInstanceOf(EtcdNameResolverProvider.class);
   }
 }

@@ -3,7 +3,6 @@ package io.steelyard.testkit;
 import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
@@ -96,15 +95,7 @@ public final class EtcdCluster implements BeforeAllCallback, AfterAllCallback, A
     this.etcdBinary = builder.etcdBinary;
     this.partitionable = builder.partitionable;
     this.quotaBackendBytes = builder.quotaBackendBytes;
-    List<String> args = new ArrayList<>(builder.extraArgs);
-    if (builder.jwtTokens != null) {
-      args.addAll(List.of("--auth-token", builder.jwtTokens));
-    }
-    if (builder.quotaBackendBytes != DEFAULT_QUOTA_BACKEND_BYTES) {
-      // After the backends' own default: etcd takes the last occurrence of a flag.
-      args.addAll(List.of("--quota-backend-bytes", Long.toString(builder.quotaBackendBytes)));
-    }
-    this.extraArgs = List.copyOf(args);
+    this.extraArgs = MemberFlags.of(builder.extraArgs, builder.jwtTokens, builder.quotaBackendBytes);
     this.tls = builder.tls;
     this.rootPassword = builder.rootPassword;
     this.health = new ClusterHealth(this::members, this::probe);
@@ -174,7 +165,8 @@ public final class EtcdCluster implements BeforeAllCallback, AfterAllCallback, A
 
     /**
      * Issue auth tokens as JWTs signed with {@code keys} (RS256) that expire {@code ttl} after
-     * login however much they are used, not simple tokens. Always runs the binary backend.
+     * login however much they are used, not simple tokens. Runs the binary backend: etcd reads
+     * the keys from files on this machine, so {@code backend(DOCKER)} is refused.
      */
     public Builder jwtTokens(JwtKeys keys, Duration ttl) {
       if (jwtTokens != null) {
@@ -236,8 +228,12 @@ public final class EtcdCluster implements BeforeAllCallback, AfterAllCallback, A
       return this;
     }
 
-    /** A cluster that is not started yet. */
+    /** A cluster that is not started yet; {@link #jwtTokens} with {@code backend(DOCKER)} is refused. */
     public EtcdCluster build() {
+      if (jwtTokens != null && backend == Backend.DOCKER) {
+        throw new IllegalStateException(
+            "backend: DOCKER with jwtTokens (expected: BINARY or AUTO: etcd reads the JWT keys from files here)");
+      }
       return new EtcdCluster(this);
     }
   }

@@ -49,6 +49,18 @@ class JwtKeysTest {
         .hasMessage("ttl: PT0.5S (expected: >= 1s)");
   }
 
+  @Test
+  void aClusterWithJwtTokensRefusesTheDockerBackend() {
+    JwtKeys keys = JwtKeys.generate(dir);
+
+    assertThatThrownBy(() -> EtcdCluster.builder()
+            .backend(EtcdCluster.Backend.DOCKER).jwtTokens(keys, Duration.ofSeconds(5)).build())
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageStartingWith("backend: DOCKER with jwtTokens (expected: BINARY or AUTO");
+    EtcdCluster.builder().jwtTokens(keys, Duration.ofSeconds(5)).backend(EtcdCluster.Backend.BINARY).build();
+    EtcdCluster.builder().jwtTokens(keys, Duration.ofSeconds(5)).build();
+  }
+
   private static byte[] der(Path pem, String type) throws Exception {
     String text = Files.readString(pem, US_ASCII);
     assertThat(text).startsWith("-----BEGIN " + type + "-----\n").endsWith("-----END " + type + "-----\n");

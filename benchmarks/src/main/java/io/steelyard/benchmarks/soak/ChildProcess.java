@@ -1,6 +1,7 @@
 package io.steelyard.benchmarks.soak;
 
 import java.io.BufferedReader;
+import java.io.Closeable;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.OutputStreamWriter;
@@ -93,8 +94,21 @@ final class ChildProcess implements AutoCloseable {
     } catch (IOException alreadyGone) {
       // nothing to tell it
     }
-    if (!process.waitFor(60, TimeUnit.SECONDS)) {
-      process.destroyForcibly();
+    try {
+      if (!process.waitFor(60, TimeUnit.SECONDS)) {
+        process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+      }
+    } finally {
+      closeQuietly(in);
+      closeQuietly(out);
+    }
+  }
+
+  private static void closeQuietly(Closeable pipe) {
+    try {
+      pipe.close();
+    } catch (IOException alreadyBroken) {
+      // the child is gone; nothing left to release
     }
   }
 
