@@ -38,7 +38,8 @@ import org.slf4j.LoggerFactory;
  *       capacity {@code max(0, up(k) - exp(k))}, or to {@code up(k)} when none has any spare;
  *   <li>{@code weighted_least_request} also spills by live load: when the local candidate the
  *       policy chose is full, {@code (outstanding + 1) × penalty / weight > spillLoad}, the call
- *       goes to one candidate of a zone chosen as above if that one's score is lower;
+ *       goes to one candidate of a zone chosen as above if that one's score without latency,
+ *       {@code (outstanding + 1) × penalty / weight + errorCost}, is lower than the local one's;
  *   <li><b>panic</b>: fewer READY local endpoints than {@code minLocalEndpoints}, or none with
  *       weight, route to every zone by weight, zone-blind.
  * </ul>

@@ -40,8 +40,9 @@ public final class ZoneRoutingConfig {
 
   /**
    * Optional, default {@value #DEFAULT_SPILL_LOAD}, {@code weighted_least_request} only: a local
-   * endpoint is full when {@code (outstanding + 1) × penalty / weight} exceeds it; 0 turns the
-   * live-load spill off.
+   * endpoint is full when {@code (outstanding + 1) × penalty / weight} exceeds it, and its call
+   * then goes to another zone's candidate whose {@code (outstanding + 1) × penalty / weight +
+   * errorCost} is lower than its own; 0 turns the live-load spill off.
    */
   public static final String FIELD_SPILL_LOAD = "spillLoad";
 

@@ -6,11 +6,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
 import io.grpc.LoadBalancer.PickSubchannelArgs;
+import io.grpc.Status;
 import io.grpc.LoadBalancer.SubchannelPicker;
 import io.steelyard.balancer.spi.PickerFactory;
 import io.steelyard.balancer.spi.TracerDecorator;
 import io.steelyard.balancer.spi.WeightedPolicyConfig;
 import io.steelyard.balancer.spi.ZoneRoutingConfig;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Random;
@@ -245,6 +247,35 @@ class ZoneRoutingTest {
       factory.load(key).callStarted();
       factory.load(key).callStarted();
     }
+    for (int i = 0; i < 1_000; i++) {
+      assertThat(indexOf(picker.pickSubchannel(null))).isIn(0, 1);
+    }
+  }
+
+  @Test
+  void leastRequestDoesNotSpillToAnIdleRemoteServerThatFailsEveryCall() {
+    FakeTicker ticker = new FakeTicker();
+    LeastRequestPickerFactory factory =
+        new LeastRequestPickerFactory(ticker, new Random(3), TracerDecorator.NONE);
+    ZoneRouting routing = new ZoneRouting("weighted_least_request", random);
+    SubchannelPicker picker =
+        routing.picker(factory, new Object[] {"a0", "a1", "b0", "b1"}, childPickers(4),
+            new int[] {2, 2, 2, 2}, new String[] {"a", "a", "b", "b"}, Map.of("a", 4L, "b", 4L),
+            inZone("a"), 1);
+    // Zone b idle, every call it served failed: success ratio 0, errorCost = errorPenalty.
+    for (Object key : new Object[] {"b0", "b1"}) {
+      long start = ticker.read();
+      factory.load(key).callStarted();
+      ticker.advance(Duration.ofHours(1));
+      factory.load(key).callEnded(start, Status.Code.UNAVAILABLE);
+      assertThat(factory.load(key).successRatio()).isZero();
+    }
+    // Zone a full: (2 + 1) / 2 = 1.5 > 1, below zone b's 0.5 + 3.
+    for (Object key : new Object[] {"a0", "a1"}) {
+      factory.load(key).callStarted();
+      factory.load(key).callStarted();
+    }
+
     for (int i = 0; i < 1_000; i++) {
       assertThat(indexOf(picker.pickSubchannel(null))).isIn(0, 1);
     }
