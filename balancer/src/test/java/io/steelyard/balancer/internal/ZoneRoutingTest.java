@@ -36,7 +36,7 @@ class ZoneRoutingTest {
   }
 
   private static WeightedPolicyConfig inZone(String zone) {
-    return config(new ZoneRoutingConfig(true, zone, 1, ZoneRoutingConfig.DEFAULT_SPILL_LOAD));
+    return config(ZoneRoutingConfig.builder().zone(zone).build());
   }
 
   /** Declared weight per zone over the given endpoints (all of them have a child). */
@@ -95,7 +95,7 @@ class ZoneRoutingTest {
   void disabledIgnoresTheResolversZone() {
     ZoneRouting routing = new ZoneRouting("weighted_random", random);
     routing.resolverZone("a");
-    WeightedPolicyConfig off = config(new ZoneRoutingConfig(false, null, 1, 1.0));
+    WeightedPolicyConfig off = config(ZoneRoutingConfig.builder().enabled(false).build());
 
     assertThat(picker(routing, weightedRandom, off, 0, 1, 2, 3, 4, 5)).isNull();
   }
@@ -171,7 +171,8 @@ class ZoneRoutingTest {
   @Test
   void belowMinLocalEndpointsEveryZoneIsUsed() {
     ZoneRouting routing = new ZoneRouting("weighted_random", random);
-    WeightedPolicyConfig minTwo = config(new ZoneRoutingConfig(true, "a", 2, 1.0));
+    WeightedPolicyConfig minTwo =
+        config(ZoneRoutingConfig.builder().zone("a").minLocalEndpoints(2).build());
 
     assertThat(picker(routing, weightedRandom, minTwo, 2, 3, 4, 5)).isNull();
     assertThat(picker(routing, weightedRandom, minTwo, 1, 2, 3, 4, 5)).isNotNull();
@@ -196,22 +197,27 @@ class ZoneRoutingTest {
 
   @Test
   void endpointsWithoutZoneAreInTheEmptyZone() {
-    SubchannelPicker[] all = childPickers(3);
     ZoneRouting routing = new ZoneRouting("weighted_random", random);
+    // Zone a registered 2 and READY 1: up(a) = 1/3, exp(a) = 1/2, a keeps 2/3 of its calls and
+    // spills the rest to the two endpoints without zone, one zone "" of spare capacity.
     SubchannelPicker picker =
         routing.picker(
             weightedRandom,
             new Object[] {"x", "y", "z"},
-            all,
+            childPickers(3),
             new int[] {1, 1, 1},
             new String[] {"", "", "a"},
-            Map.of("", 2L, "a", 1L),
-            inZone(""),
+            Map.of("", 2L, "a", 2L),
+            inZone("a"),
             1);
 
-    for (int i = 0; i < 1_000; i++) {
-      assertThat(indexOf(picker.pickSubchannel(null))).isIn(0, 1);
+    int[] counts = new int[3];
+    for (int i = 0; i < PICKS; i++) {
+      counts[indexOf(picker.pickSubchannel(null))]++;
     }
+    assertThat((double) counts[2] / PICKS).isCloseTo(2 / 3.0, within(0.01));
+    assertThat((double) counts[0] / PICKS).isCloseTo(1 / 6.0, within(0.01));
+    assertThat((double) counts[1] / PICKS).isCloseTo(1 / 6.0, within(0.01));
   }
 
   @Test
@@ -308,7 +314,7 @@ class ZoneRoutingTest {
     SubchannelPicker picker =
         routing.picker(factory, new Object[] {"a0", "b0"}, childPickers(2), new int[] {1, 1},
             new String[] {"a", "b"}, Map.of("a", 1L, "b", 1L),
-            config(new ZoneRoutingConfig(true, "a", 1, 0)), 1);
+            config(ZoneRoutingConfig.builder().zone("a").spillLoad(0).build()), 1);
     for (int i = 0; i < 5; i++) {
       factory.load("a0").callStarted();
     }
