@@ -5,6 +5,10 @@ import static io.steelyard.balancer.internal.TestPickers.indexOf;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import io.grpc.LoadBalancer.PickSubchannelArgs;
 import io.grpc.Status;
 import io.grpc.LoadBalancer.SubchannelPicker;
@@ -14,9 +18,11 @@ import io.steelyard.balancer.spi.WeightedPolicyConfig;
 import io.steelyard.balancer.spi.ZoneRoutingConfig;
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
 
 /** The zone step's formula: local share, spill by spare capacity, panic, live load, recovery. */
 class ZoneRoutingTest {
@@ -183,6 +189,45 @@ class ZoneRoutingTest {
     ZoneRouting routing = new ZoneRouting("weighted_random", random);
 
     assertThat(picker(routing, weightedRandom, inZone("a"), 3, 4, 5)).isNull();
+  }
+
+  @Test
+  void aPanicIsLoggedAtInfoButAScopeWithoutLocalEndpointsOnlyAtDebug() {
+    ListAppender<ILoggingEvent> log = new ListAppender<>();
+    Logger logger = (Logger) LoggerFactory.getLogger(ZoneRouting.class);
+    Level level = logger.getLevel();
+    logger.setLevel(Level.DEBUG);
+    logger.addAppender(log);
+    log.start();
+    try {
+      ZoneRouting routing = new ZoneRouting("weighted_random", random);
+      // A subset deployed to zone b only: no endpoint of it in zone a, READY or not.
+      SubchannelPicker canary =
+          routing.picker(weightedRandom, new Object[] {"b0", "b1"}, childPickers(2),
+              new int[] {1, 1}, new String[] {"b", "b"}, Map.of("b", 2L), inZone("a"), 1);
+
+      assertThat(canary).isNull();
+      assertThat(messages(log, Level.INFO)).isEmpty();
+      assertThat(messages(log, Level.DEBUG))
+          .containsExactly(
+              "weighted_random: zone a has no endpoint; routing by weight across zones");
+
+      // Zone a has endpoints, none READY: a panic.
+      assertThat(picker(routing, weightedRandom, inZone("a"), 3, 4, 5)).isNull();
+      assertThat(messages(log, Level.INFO))
+          .containsExactly("weighted_random: zone a has 0 READY endpoints, below minLocalEndpoints"
+              + " 1; routing to every zone");
+    } finally {
+      logger.detachAppender(log);
+      logger.setLevel(level);
+    }
+  }
+
+  private static List<String> messages(ListAppender<ILoggingEvent> log, Level level) {
+    return log.list.stream()
+        .filter(e -> e.getLevel() == level)
+        .map(ILoggingEvent::getFormattedMessage)
+        .toList();
   }
 
   @Test
