@@ -12,6 +12,7 @@ import static io.steelyard.balancer.spi.EndpointSubsets.TOTAL_BASIS_POINTS;
 
 import io.steelyard.balancer.spi.EndpointSubsets;
 import io.steelyard.balancer.spi.WeightedPolicyConfig;
+import java.math.BigDecimal;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -135,7 +136,7 @@ final class SubsetsParser {
     }
     if (sum != TOTAL_BASIS_POINTS) {
       return Result.error(FIELD_SPLIT + ": percents sum to "
-          + EndpointSubsets.percentText((int) sum) + " (expected: 100)");
+          + percentText(sum) + " (expected: 100)");
     }
     return new Result(EndpointSubsets.split(selectors, basisPoints), null);
   }
@@ -160,6 +161,11 @@ final class SubsetsParser {
     }
     out.add(labels);
     return null;
+  }
+
+  /** {@code 9550} as {@code "95.5"}: basis points as the percent users write. */
+  private static String percentText(long basisPoints) {
+    return BigDecimal.valueOf(basisPoints, 2).stripTrailingZeros().toPlainString();
   }
 
   /** {@code percent} in hundredths, or -1 when it is not a number 0..100 in steps of 0.01. */

@@ -110,6 +110,7 @@ final class ZoneRouting {
    * @param registered declared weight per zone over every endpoint with a child
    * @param scale the factor slow start multiplied every effective weight by (1 without ramps)
    */
+  @VisibleForTesting
   @Nullable
   SubchannelPicker picker(
       PickerFactory factory,
