@@ -186,11 +186,7 @@ public final class PolicyConfigParser {
       return ": " + raw + " (expected: an object with \"" + SlowStartConfig.FIELD_WINDOW + "\")";
     }
     Map<?, ?> map = (Map<?, ?>) raw;
-    for (Object key : map.keySet()) {
-      if (!SlowStartConfig.FIELDS.contains(key)) {
-        unknown.add(SlowStartConfig.FIELD + "." + key);
-      }
-    }
+    SubsetsParser.noteUnknown(map, SlowStartConfig.FIELDS, SlowStartConfig.FIELD, unknown);
     Object window = map.get(SlowStartConfig.FIELD_WINDOW);
     long windowNanos = parseDurationNanos(window);
     if (windowNanos <= 0) {
@@ -245,11 +241,7 @@ public final class PolicyConfigParser {
       return ": " + raw + " (expected: an object, e.g. {\"minLocalEndpoints\": 2})";
     }
     Map<?, ?> map = (Map<?, ?>) raw;
-    for (Object key : map.keySet()) {
-      if (!ZoneRoutingConfig.FIELDS.contains(key)) {
-        unknown.add(ZoneRoutingConfig.FIELD + "." + key);
-      }
-    }
+    SubsetsParser.noteUnknown(map, ZoneRoutingConfig.FIELDS, ZoneRoutingConfig.FIELD, unknown);
     ZoneRoutingConfig.Builder zoneRouting = ZoneRoutingConfig.builder();
     if (map.containsKey(ZoneRoutingConfig.FIELD_ENABLED)) {
       Object value = map.get(ZoneRoutingConfig.FIELD_ENABLED);

@@ -182,7 +182,8 @@ final class SubsetsParser {
     return (int) rounded;
   }
 
-  private static void noteUnknown(Map<?, ?> map, Set<String> known, String path, List<String> unknown) {
+  /** Adds each key of {@code map} outside {@code known} to {@code unknown} as {@code path.key}. */
+  static void noteUnknown(Map<?, ?> map, Set<String> known, String path, List<String> unknown) {
     for (Object key : map.keySet()) {
       if (!known.contains(key)) {
         unknown.add(path + "." + key);

@@ -76,6 +76,7 @@ class PolicyConfigParserTest {
     Map<String, Object> raw = new LinkedHashMap<>();
     raw.put("newOption", true);
     raw.put("slowStart", Map.of("window", "10s", "curve", "cubic"));
+    raw.put("zoneRouting", Map.of("zone", "eu-1a", "weightBy", "hosts"));
 
     ConfigOrError parsed = random.parse(raw);
 
@@ -89,7 +90,7 @@ class PolicyConfigParserTest {
         .singleElement()
         .asString()
         .startsWith("weighted_random config ")
-        .contains("ignoring unknown fields [newOption, slowStart.curve]")
+        .contains("ignoring unknown fields [newOption, slowStart.curve, zoneRouting.weightBy]")
         .contains("(this version reads [panicThresholdPercent, slowStart, split, subset, subsetClientId, subsetSize, zoneRouting])");
     assertThat(log.list.get(0).getLevel()).isEqualTo(ch.qos.logback.classic.Level.WARN);
   }
