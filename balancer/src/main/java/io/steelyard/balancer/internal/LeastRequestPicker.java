@@ -36,8 +36,8 @@ import javax.annotation.Nullable;
  *       share of the server's capacity the call would find taken (above 1 it would queue), so an
  *       additive cost means the same at every size: a failing server is picked only over a
  *       candidate whose queue is already that long, however large or small the failing one is.
- *       A multiplier (as before) shrinks with the server's weight: a large failing server beat
- *       busy small ones and kept most of its share. Bounded by {@code errorPenalty}, it is a
+ *       A multiplier shrinks with the server's weight: a large failing server stays cheaper than
+ *       busy small ones and keeps most of its share. Bounded by {@code errorPenalty}, it is a
  *       penalty, not an ejection: a server failing every call still takes calls once the others'
  *       queues are that long, so it is not left without traffic to prove it recovered;
  *   <li>{@code latency(i)}, the peak-EWMA latency, only when the config's {@code latency} is on
