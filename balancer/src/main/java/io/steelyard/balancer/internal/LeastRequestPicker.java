@@ -36,8 +36,8 @@ import javax.annotation.Nullable;
  *       share of the server's capacity the call would find taken (above 1 it would queue), so an
  *       additive cost means the same at every size: a failing server is picked only over a
  *       candidate whose queue is already that long, however large or small the failing one is.
- *       A multiplier (as before) shrinks with the server's weight: a large failing server beat
- *       busy small ones and kept most of its share. Bounded by {@code errorPenalty}, it is a
+ *       A multiplier shrinks with the server's weight: a large failing server stays cheaper than
+ *       busy small ones and keeps most of its share. Bounded by {@code errorPenalty}, it is a
  *       penalty, not an ejection: a server failing every call still takes calls once the others'
  *       queues are that long, so it is not left without traffic to prove it recovered;
  *   <li>{@code latency(i)}, the peak-EWMA latency, only when the config's {@code latency} is on
@@ -155,23 +155,30 @@ final class LeastRequestPicker extends WeightedPicker {
   }
 
   /**
-   * Endpoint {@code i}'s load relative to its capacity, without the latency term: {@code
-   * (outstanding + 1) × penalty / weight}, what the zone step's live-load spill compares.
+   * Endpoint {@code i}'s load relative to its capacity: {@code (outstanding + 1) × penalty /
+   * weight}, what the zone step's live-load spill compares with its {@code spillLoad}.
    */
-  double score(int i) {
+  double loadScore(int i) {
     EndpointLoad load = loads[i];
     return (load.outstanding() + 1) * load.penalty() * inverseWeights[i];
   }
 
+  /**
+   * Endpoint {@code i}'s score without the latency term: {@link #loadScore} plus {@code
+   * errorCost}. Lower is better; the zone step's live-load spill ranks candidates of different
+   * zones by it.
+   */
+  double rankScore(int i) {
+    return loadScore(i) + loads[i].errorCost();
+  }
+
   /** Whether endpoint {@code a}'s score is strictly below {@code b}'s. */
   private boolean lessLoaded(int a, int b) {
-    EndpointLoad la = loads[a];
-    EndpointLoad lb = loads[b];
-    double scoreA = (la.outstanding() + 1) * la.penalty() * inverseWeights[a] + la.errorCost();
-    double scoreB = (lb.outstanding() + 1) * lb.penalty() * inverseWeights[b] + lb.errorCost();
+    double scoreA = rankScore(a);
+    double scoreB = rankScore(b);
     if (latency) {
-      double latencyA = la.latencyNanos();
-      double latencyB = lb.latencyNanos();
+      double latencyA = loads[a].latencyNanos();
+      double latencyB = loads[b].latencyNanos();
       if (latencyA > 0 && latencyB > 0) {
         scoreA *= latencyA;
         scoreB *= latencyB;

@@ -186,11 +186,7 @@ public final class PolicyConfigParser {
       return ": " + raw + " (expected: an object with \"" + SlowStartConfig.FIELD_WINDOW + "\")";
     }
     Map<?, ?> map = (Map<?, ?>) raw;
-    for (Object key : map.keySet()) {
-      if (!SlowStartConfig.FIELDS.contains(key)) {
-        unknown.add(SlowStartConfig.FIELD + "." + key);
-      }
-    }
+    SubsetsParser.noteUnknown(map, SlowStartConfig.FIELDS, SlowStartConfig.FIELD, unknown);
     Object window = map.get(SlowStartConfig.FIELD_WINDOW);
     long windowNanos = parseDurationNanos(window);
     if (windowNanos <= 0) {
@@ -245,32 +241,26 @@ public final class PolicyConfigParser {
       return ": " + raw + " (expected: an object, e.g. {\"minLocalEndpoints\": 2})";
     }
     Map<?, ?> map = (Map<?, ?>) raw;
-    for (Object key : map.keySet()) {
-      if (!ZoneRoutingConfig.FIELDS.contains(key)) {
-        unknown.add(ZoneRoutingConfig.FIELD + "." + key);
-      }
-    }
-    boolean enabled = true;
+    SubsetsParser.noteUnknown(map, ZoneRoutingConfig.FIELDS, ZoneRoutingConfig.FIELD, unknown);
+    ZoneRoutingConfig.Builder zoneRouting = ZoneRoutingConfig.builder();
     if (map.containsKey(ZoneRoutingConfig.FIELD_ENABLED)) {
       Object value = map.get(ZoneRoutingConfig.FIELD_ENABLED);
       if (!(value instanceof Boolean)) {
         return "." + ZoneRoutingConfig.FIELD_ENABLED + ": " + value + " (expected: true or false)";
       }
-      enabled = (Boolean) value;
+      zoneRouting.enabled((Boolean) value);
     }
-    String zone = null;
     if (map.containsKey(ZoneRoutingConfig.FIELD_ZONE)) {
       Object value = map.get(ZoneRoutingConfig.FIELD_ZONE);
-      if (!(value instanceof String) || !((String) value).matches("[A-Za-z0-9._-]{1,128}")) {
-        return "."
-            + ZoneRoutingConfig.FIELD_ZONE
-            + ": "
-            + value
-            + " (expected: 1..128 characters of A-Z a-z 0-9 . _ -)";
+      if (!(value instanceof String)) {
+        return "." + ZoneRoutingConfig.FIELD_ZONE + ": " + value + " (expected: a zone name)";
       }
-      zone = (String) value;
+      try {
+        zoneRouting.zone((String) value);
+      } catch (IllegalArgumentException e) {
+        return "." + e.getMessage();
+      }
     }
-    int minLocal = ZoneRoutingConfig.DEFAULT_MIN_LOCAL_ENDPOINTS;
     if (map.containsKey(ZoneRoutingConfig.FIELD_MIN_LOCAL_ENDPOINTS)) {
       Object value = map.get(ZoneRoutingConfig.FIELD_MIN_LOCAL_ENDPOINTS);
       if (!isWholeNumber(value)
@@ -284,9 +274,8 @@ public final class PolicyConfigParser {
             + ZoneRoutingConfig.MAX_MIN_LOCAL_ENDPOINTS
             + ")";
       }
-      minLocal = ((Number) value).intValue();
+      zoneRouting.minLocalEndpoints(((Number) value).intValue());
     }
-    double spillLoad = ZoneRoutingConfig.DEFAULT_SPILL_LOAD;
     if (map.containsKey(ZoneRoutingConfig.FIELD_SPILL_LOAD)) {
       Object value = map.get(ZoneRoutingConfig.FIELD_SPILL_LOAD);
       if (!(value instanceof Number)
@@ -300,9 +289,9 @@ public final class PolicyConfigParser {
             + (long) ZoneRoutingConfig.MAX_SPILL_LOAD
             + ", 0 = off)";
       }
-      spillLoad = ((Number) value).doubleValue();
+      zoneRouting.spillLoad(((Number) value).doubleValue());
     }
-    builder.zoneRouting(new ZoneRoutingConfig(enabled, zone, minLocal, spillLoad));
+    builder.zoneRouting(zoneRouting.build());
     return null;
   }
 

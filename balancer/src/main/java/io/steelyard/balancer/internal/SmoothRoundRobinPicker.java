@@ -91,11 +91,13 @@ final class SmoothRoundRobinPicker extends WeightedPicker {
   }
 
   /**
-   * Successive pickers share positions; under a traffic split, each subset's pickers share
-   * positions of their own (by the subset's place in the split), so that every subset follows
-   * its own smooth sequence: with shared positions, a subset would see only the slots the
-   * others' picks left it, which for a regular interleaving can be one endpoint's slots only.
-   * Confined to the balancer's SynchronizationContext.
+   * Successive pickers share positions; under a traffic split, each group's pickers share
+   * positions of their own (by the group's index in the call), so that every group follows its
+   * own smooth sequence: with shared positions, a group would see only the slots the others'
+   * picks left it, which for a regular interleaving can be one endpoint's slots only. When the
+   * groups change (a zone loses its spare capacity), an index and its positions may pass to
+   * another group: that group's sequence resumes mid-cycle, and its proportions stay exact over
+   * every whole cycle. Confined to the balancer's SynchronizationContext.
    */
   private static final class Factory implements PickerFactory {
     private final Supplier<StripedPositions> newPositions;

@@ -12,6 +12,7 @@ import static io.steelyard.balancer.spi.EndpointSubsets.TOTAL_BASIS_POINTS;
 
 import io.steelyard.balancer.spi.EndpointSubsets;
 import io.steelyard.balancer.spi.WeightedPolicyConfig;
+import java.math.BigDecimal;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -135,7 +136,7 @@ final class SubsetsParser {
     }
     if (sum != TOTAL_BASIS_POINTS) {
       return Result.error(FIELD_SPLIT + ": percents sum to "
-          + EndpointSubsets.percentText((int) sum) + " (expected: 100)");
+          + percentText(sum) + " (expected: 100)");
     }
     return new Result(EndpointSubsets.split(selectors, basisPoints), null);
   }
@@ -162,6 +163,11 @@ final class SubsetsParser {
     return null;
   }
 
+  /** {@code 9550} as {@code "95.5"}: basis points as the percent users write. */
+  private static String percentText(long basisPoints) {
+    return BigDecimal.valueOf(basisPoints, 2).stripTrailingZeros().toPlainString();
+  }
+
   /** {@code percent} in hundredths, or -1 when it is not a number 0..100 in steps of 0.01. */
   private static int basisPoints(@Nullable Object percent) {
     if (!(percent instanceof Number n)) {
@@ -176,7 +182,8 @@ final class SubsetsParser {
     return (int) rounded;
   }
 
-  private static void noteUnknown(Map<?, ?> map, Set<String> known, String path, List<String> unknown) {
+  /** Adds each key of {@code map} outside {@code known} to {@code unknown} as {@code path.key}. */
+  static void noteUnknown(Map<?, ?> map, Set<String> known, String path, List<String> unknown) {
     for (Object key : map.keySet()) {
       if (!known.contains(key)) {
         unknown.add(path + "." + key);

@@ -16,7 +16,10 @@ import javax.annotation.Nullable;
  * The zone step's picker ({@link ZoneRouting}): with probability {@code localShare} the local
  * zone's policy picker, else one of the other zones' pickers drawn by their spare capacity
  * (an alias table). With a {@code spillLoad} (only over {@link LeastRequestPicker}s), a local
- * pick whose chosen endpoint is full goes to a less loaded candidate of another zone instead.
+ * pick whose chosen endpoint is full (its {@link LeastRequestPicker#loadScore} above {@code
+ * spillLoad}) goes to a candidate of another zone instead when that one ranks better by {@link
+ * LeastRequestPicker#rankScore} (load plus error cost: a remote server failing every call does
+ * not win the spill by being idle).
  *
  * <p>Immutable and thread-safe; a pick draws one or two random {@code long}s and allocates
  * nothing beyond what the zone's own picker does.
@@ -70,11 +73,10 @@ final class ZonePicker extends SubchannelPicker {
         return local.pickSubchannel(args);
       }
       int chosen = liveLocal.choose();
-      double score = liveLocal.score(chosen);
-      if (score > spillLoad) {
+      if (liveLocal.loadScore(chosen) > spillLoad) {
         LeastRequestPicker other = (LeastRequestPicker) remote[remoteZone()];
         int candidate = other.choose();
-        if (other.score(candidate) < score) {
+        if (other.rankScore(candidate) < liveLocal.rankScore(chosen)) {
           return other.pick(candidate, args);
         }
       }

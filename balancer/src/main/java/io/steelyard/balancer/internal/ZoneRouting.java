@@ -38,9 +38,12 @@ import org.slf4j.LoggerFactory;
  *       capacity {@code max(0, up(k) - exp(k))}, or to {@code up(k)} when none has any spare;
  *   <li>{@code weighted_least_request} also spills by live load: when the local candidate the
  *       policy chose is full, {@code (outstanding + 1) × penalty / weight > spillLoad}, the call
- *       goes to one candidate of a zone chosen as above if that one's score is lower;
- *   <li><b>panic</b>: fewer READY local endpoints than {@code minLocalEndpoints}, or none with
- *       weight, route to every zone by weight, zone-blind.
+ *       goes to one candidate of a zone chosen as above if that one's score without latency,
+ *       {@code (outstanding + 1) × penalty / weight + errorCost}, is lower than the local one's;
+ *   <li><b>panic</b>: fewer READY local endpoints than {@code minLocalEndpoints}: route to every
+ *       zone by weight, zone-blind, and log it at INFO;
+ *   <li>no endpoint in the caller's zone at all, READY or not (a canary subset with no server
+ *       there): route to every zone by weight, logged at DEBUG only, as it is not a failure.
  * </ul>
  *
  * Under a metadata {@code subset} or {@code split} ({@link Subsets}) the step runs once per
@@ -49,7 +52,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>An endpoint without zone metadata is in the empty zone {@code ""}. Without a caller zone, or
  * with {@code zoneRouting.enabled: false}, {@link #picker} returns null and the balancer builds
- * the zone-blind picker exactly as before.
+ * the zone-blind policy picker over every READY endpoint.
  *
  * <p>Threading: confined to the balancer's SynchronizationContext; its pickers are immutable.
  */
@@ -107,6 +110,7 @@ final class ZoneRouting {
    * @param registered declared weight per zone over every endpoint with a child
    * @param scale the factor slow start multiplied every effective weight by (1 without ramps)
    */
+  @VisibleForTesting
   @Nullable
   SubchannelPicker picker(
       PickerFactory factory,
@@ -159,6 +163,12 @@ final class ZoneRouting {
     List<Integer> local = byZone.remove(caller);
     int localCount = local == null ? 0 : local.size();
     String where = scope.isEmpty() ? "" : " (" + scope + ")";
+    if (!registered.containsKey(caller)) {
+      // Not a panic: the scope (e.g. a canary subset) has no server in the caller's zone at all.
+      logger.debug("{}: zone {}{} has no endpoint; routing by weight across zones", policyName,
+          caller, where);
+      return null;
+    }
     if (localCount < zr.minLocalEndpoints()) {
       if (localPanic.add(scope)) {
         // INFO, not WARN: also what every channel sees for a moment while it connects, when a

@@ -187,7 +187,7 @@ public final class EndpointSubsets {
   }
 
   /** {@code 1250} as {@code "12.5"}: a share in basis points as the percent users write. */
-  public static String percentText(int basisPoints) {
+  private static String percentText(int basisPoints) {
     return BigDecimal.valueOf(basisPoints, 2).stripTrailingZeros().toPlainString();
   }
 }

@@ -46,12 +46,14 @@ public interface PickerFactory {
    * SubchannelPicker[], int[], WeightedPolicyConfig)}), built together: what the steps before the
    * pick use when they divide the endpoints (a split's metadata subsets, each subset's zones) and
    * pick within a group. Groups may share endpoints (subsets may overlap). The balancer makes one
-   * call per update covering every group, and a group's index means the same place from update
-   * to update while the config and the endpoints' subsets and zones stay as they are. A factory
-   * that keeps state per endpoint ({@code weighted_least_request}'s load) keeps one state per
-   * endpoint, shared by every group holding it, for every endpoint of every group (one call per
-   * group would not let it tell); one that keeps state per picker sequence (round robin's
-   * positions) keeps it per group index. The default calls {@link #newPicker(Object[],
+   * call per update covering every group. A group's index is not a stable identity: groups come
+   * and go between updates (a zone without spare capacity gets no group), so an index may name
+   * another group after a rebuild. A factory that keeps state per endpoint ({@code
+   * weighted_least_request}'s load) keeps one state per endpoint, shared by every group holding
+   * it, for every endpoint of every group (one call per group would not let it tell); one that
+   * keeps state per picker sequence (round robin's positions) may keep it per group index: a
+   * position may then move to another group after a rebuild, and each picker's proportions stay
+   * exact over a whole cycle of its own schedule. The default calls {@link #newPicker(Object[],
    * SubchannelPicker[], int[], WeightedPolicyConfig)} per group.
    */
   default SubchannelPicker[] newPickers(

@@ -3,6 +3,7 @@ package io.steelyard.balancer.spi;
 import static com.google.common.base.Preconditions.checkArgument;
 
 import com.google.common.collect.ImmutableSortedSet;
+import io.steelyard.registry.Localities;
 import java.util.Objects;
 import java.util.Set;
 import javax.annotation.Nullable;
@@ -40,8 +41,9 @@ public final class ZoneRoutingConfig {
 
   /**
    * Optional, default {@value #DEFAULT_SPILL_LOAD}, {@code weighted_least_request} only: a local
-   * endpoint is full when {@code (outstanding + 1) × penalty / weight} exceeds it; 0 turns the
-   * live-load spill off.
+   * endpoint is full when {@code (outstanding + 1) × penalty / weight} exceeds it, and its call
+   * then goes to another zone's candidate whose {@code (outstanding + 1) × penalty / weight +
+   * errorCost} is lower than its own; 0 turns the live-load spill off.
    */
   public static final String FIELD_SPILL_LOAD = "spillLoad";
 
@@ -68,36 +70,75 @@ public final class ZoneRoutingConfig {
   public static final double MAX_SPILL_LOAD = 1_000_000;
 
   /** Every default: on when the caller's zone is known. */
-  public static final ZoneRoutingConfig DEFAULT =
-      new ZoneRoutingConfig(true, null, DEFAULT_MIN_LOCAL_ENDPOINTS, DEFAULT_SPILL_LOAD);
+  public static final ZoneRoutingConfig DEFAULT = builder().build();
 
   private final boolean enabled;
   @Nullable private final String zone;
   private final int minLocalEndpoints;
   private final double spillLoad;
 
-  /**
-   * @param enabled false: zone-blind whatever the caller's zone
-   * @param zone the caller's zone, or null to take the resolver's
-   * @param minLocalEndpoints 1..10,000: fewer READY local endpoints route to every zone
-   * @param spillLoad 0..1,000,000: see {@link #FIELD_SPILL_LOAD}
-   */
-  public ZoneRoutingConfig(
-      boolean enabled, @Nullable String zone, int minLocalEndpoints, double spillLoad) {
-    checkArgument(
-        minLocalEndpoints >= 1 && minLocalEndpoints <= MAX_MIN_LOCAL_ENDPOINTS,
-        "minLocalEndpoints: %s (expected: 1..%s)",
-        minLocalEndpoints,
-        MAX_MIN_LOCAL_ENDPOINTS);
-    checkArgument(
-        spillLoad >= 0 && spillLoad <= MAX_SPILL_LOAD,
-        "spillLoad: %s (expected: 0..%s)",
-        spillLoad,
-        MAX_SPILL_LOAD);
-    this.enabled = enabled;
-    this.zone = zone;
-    this.minLocalEndpoints = minLocalEndpoints;
-    this.spillLoad = spillLoad;
+  private ZoneRoutingConfig(Builder builder) {
+    this.enabled = builder.enabled;
+    this.zone = builder.zone;
+    this.minLocalEndpoints = builder.minLocalEndpoints;
+    this.spillLoad = builder.spillLoad;
+  }
+
+  /** A builder starting from every default. */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** Builds a {@link ZoneRoutingConfig}; each setter checks its value. */
+  public static final class Builder {
+    private boolean enabled = true;
+    @Nullable private String zone;
+    private int minLocalEndpoints = DEFAULT_MIN_LOCAL_ENDPOINTS;
+    private double spillLoad = DEFAULT_SPILL_LOAD;
+
+    private Builder() {}
+
+    /** False: zone-blind whatever the caller's zone. Default true. */
+    public Builder enabled(boolean enabled) {
+      this.enabled = enabled;
+      return this;
+    }
+
+    /**
+     * The caller's zone, or null (the default) to take the resolver's.
+     *
+     * @throws IllegalArgumentException unless 1..128 characters of {@code [A-Za-z0-9._-]}
+     */
+    public Builder zone(@Nullable String zone) {
+      this.zone = zone == null ? null : Localities.checkName(FIELD_ZONE, zone);
+      return this;
+    }
+
+    /** 1..10,000: fewer READY local endpoints route to every zone. */
+    public Builder minLocalEndpoints(int minLocalEndpoints) {
+      checkArgument(
+          minLocalEndpoints >= 1 && minLocalEndpoints <= MAX_MIN_LOCAL_ENDPOINTS,
+          "minLocalEndpoints: %s (expected: 1..%s)",
+          minLocalEndpoints,
+          MAX_MIN_LOCAL_ENDPOINTS);
+      this.minLocalEndpoints = minLocalEndpoints;
+      return this;
+    }
+
+    /** 0..1,000,000: see {@link #FIELD_SPILL_LOAD}. */
+    public Builder spillLoad(double spillLoad) {
+      checkArgument(
+          spillLoad >= 0 && spillLoad <= MAX_SPILL_LOAD,
+          "spillLoad: %s (expected: 0..%s)",
+          spillLoad,
+          MAX_SPILL_LOAD);
+      this.spillLoad = spillLoad;
+      return this;
+    }
+
+    public ZoneRoutingConfig build() {
+      return new ZoneRoutingConfig(this);
+    }
   }
 
   public boolean enabled() {

@@ -76,6 +76,7 @@ class PolicyConfigParserTest {
     Map<String, Object> raw = new LinkedHashMap<>();
     raw.put("newOption", true);
     raw.put("slowStart", Map.of("window", "10s", "curve", "cubic"));
+    raw.put("zoneRouting", Map.of("zone", "eu-1a", "weightBy", "hosts"));
 
     ConfigOrError parsed = random.parse(raw);
 
@@ -89,7 +90,7 @@ class PolicyConfigParserTest {
         .singleElement()
         .asString()
         .startsWith("weighted_random config ")
-        .contains("ignoring unknown fields [newOption, slowStart.curve]")
+        .contains("ignoring unknown fields [newOption, slowStart.curve, zoneRouting.weightBy]")
         .contains("(this version reads [panicThresholdPercent, slowStart, split, subset, subsetClientId, subsetSize, zoneRouting])");
     assertThat(log.list.get(0).getLevel()).isEqualTo(ch.qos.logback.classic.Level.WARN);
   }
@@ -119,7 +120,7 @@ class PolicyConfigParserTest {
 
     assertThat(parsed.getError()).isNull();
     assertThat(((WeightedPolicyConfig) parsed.getConfig()).zoneRouting())
-        .isEqualTo(new ZoneRoutingConfig(true, "eu-1a", 2, ZoneRoutingConfig.DEFAULT_SPILL_LOAD));
+        .isEqualTo(ZoneRoutingConfig.builder().zone("eu-1a").minLocalEndpoints(2).build());
     assertThat(WeightedPolicyConfig.DEFAULT.zoneRouting()).isEqualTo(ZoneRoutingConfig.DEFAULT);
   }
 
@@ -129,7 +130,7 @@ class PolicyConfigParserTest {
         random.parse(Map.of("zoneRouting", Map.of("enabled", false, "spillLoad", 0.0)));
 
     assertThat(((WeightedPolicyConfig) parsed.getConfig()).zoneRouting())
-        .isEqualTo(new ZoneRoutingConfig(false, null, 1, 0));
+        .isEqualTo(ZoneRoutingConfig.builder().enabled(false).spillLoad(0).build());
   }
 
   @Test
@@ -142,7 +143,8 @@ class PolicyConfigParserTest {
         .isEqualTo("weighted_random.zoneRouting.enabled: yes (expected: true or false)");
     assertThat(random.parse(Map.of("zoneRouting", Map.of("zone", "eu 1a")))
             .getError().getDescription())
-        .isEqualTo("weighted_random.zoneRouting.zone: eu 1a (expected: 1..128 characters of A-Z a-z 0-9 . _ -)");
+        .isEqualTo("weighted_random.zoneRouting.zone: 'eu 1a' (expected: 1..128 characters of"
+            + " A-Z a-z 0-9 . _ -, e.g. eu-west-1a)");
     assertThat(random.parse(Map.of("zoneRouting", Map.of("spillLoad", -1.0)))
             .getError().getDescription())
         .isEqualTo("weighted_random.zoneRouting.spillLoad: -1.0 (expected: 0..1000000, 0 = off)");

@@ -65,7 +65,7 @@ class SubsetZoneBalancerTest {
     WeightedPolicyConfig config =
         WeightedPolicyConfig.builder()
             .endpointSubsets(SPLIT_50_50)
-            .zoneRouting(new ZoneRoutingConfig(true, "a", 1, spillLoad))
+            .zoneRouting(ZoneRoutingConfig.builder().zone("a").spillLoad(spillLoad).build())
             .build();
     helper.syncContext().execute(
         () -> lb.acceptResolvedAddresses(

@@ -5,16 +5,24 @@ import static io.steelyard.balancer.internal.TestPickers.indexOf;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import io.grpc.LoadBalancer.PickSubchannelArgs;
+import io.grpc.Status;
 import io.grpc.LoadBalancer.SubchannelPicker;
 import io.steelyard.balancer.spi.PickerFactory;
 import io.steelyard.balancer.spi.TracerDecorator;
 import io.steelyard.balancer.spi.WeightedPolicyConfig;
 import io.steelyard.balancer.spi.ZoneRoutingConfig;
+import java.time.Duration;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
 
 /** The zone step's formula: local share, spill by spare capacity, panic, live load, recovery. */
 class ZoneRoutingTest {
@@ -34,7 +42,7 @@ class ZoneRoutingTest {
   }
 
   private static WeightedPolicyConfig inZone(String zone) {
-    return config(new ZoneRoutingConfig(true, zone, 1, ZoneRoutingConfig.DEFAULT_SPILL_LOAD));
+    return config(ZoneRoutingConfig.builder().zone(zone).build());
   }
 
   /** Declared weight per zone over the given endpoints (all of them have a child). */
@@ -93,7 +101,7 @@ class ZoneRoutingTest {
   void disabledIgnoresTheResolversZone() {
     ZoneRouting routing = new ZoneRouting("weighted_random", random);
     routing.resolverZone("a");
-    WeightedPolicyConfig off = config(new ZoneRoutingConfig(false, null, 1, 1.0));
+    WeightedPolicyConfig off = config(ZoneRoutingConfig.builder().enabled(false).build());
 
     assertThat(picker(routing, weightedRandom, off, 0, 1, 2, 3, 4, 5)).isNull();
   }
@@ -169,7 +177,8 @@ class ZoneRoutingTest {
   @Test
   void belowMinLocalEndpointsEveryZoneIsUsed() {
     ZoneRouting routing = new ZoneRouting("weighted_random", random);
-    WeightedPolicyConfig minTwo = config(new ZoneRoutingConfig(true, "a", 2, 1.0));
+    WeightedPolicyConfig minTwo =
+        config(ZoneRoutingConfig.builder().zone("a").minLocalEndpoints(2).build());
 
     assertThat(picker(routing, weightedRandom, minTwo, 2, 3, 4, 5)).isNull();
     assertThat(picker(routing, weightedRandom, minTwo, 1, 2, 3, 4, 5)).isNotNull();
@@ -180,6 +189,45 @@ class ZoneRoutingTest {
     ZoneRouting routing = new ZoneRouting("weighted_random", random);
 
     assertThat(picker(routing, weightedRandom, inZone("a"), 3, 4, 5)).isNull();
+  }
+
+  @Test
+  void aPanicIsLoggedAtInfoButAScopeWithoutLocalEndpointsOnlyAtDebug() {
+    ListAppender<ILoggingEvent> log = new ListAppender<>();
+    Logger logger = (Logger) LoggerFactory.getLogger(ZoneRouting.class);
+    Level level = logger.getLevel();
+    logger.setLevel(Level.DEBUG);
+    logger.addAppender(log);
+    log.start();
+    try {
+      ZoneRouting routing = new ZoneRouting("weighted_random", random);
+      // A subset deployed to zone b only: no endpoint of it in zone a, READY or not.
+      SubchannelPicker canary =
+          routing.picker(weightedRandom, new Object[] {"b0", "b1"}, childPickers(2),
+              new int[] {1, 1}, new String[] {"b", "b"}, Map.of("b", 2L), inZone("a"), 1);
+
+      assertThat(canary).isNull();
+      assertThat(messages(log, Level.INFO)).isEmpty();
+      assertThat(messages(log, Level.DEBUG))
+          .containsExactly(
+              "weighted_random: zone a has no endpoint; routing by weight across zones");
+
+      // Zone a has endpoints, none READY: a panic.
+      assertThat(picker(routing, weightedRandom, inZone("a"), 3, 4, 5)).isNull();
+      assertThat(messages(log, Level.INFO))
+          .containsExactly("weighted_random: zone a has 0 READY endpoints, below minLocalEndpoints"
+              + " 1; routing to every zone");
+    } finally {
+      logger.detachAppender(log);
+      logger.setLevel(level);
+    }
+  }
+
+  private static List<String> messages(ListAppender<ILoggingEvent> log, Level level) {
+    return log.list.stream()
+        .filter(e -> e.getLevel() == level)
+        .map(ILoggingEvent::getFormattedMessage)
+        .toList();
   }
 
   @Test
@@ -194,22 +242,27 @@ class ZoneRoutingTest {
 
   @Test
   void endpointsWithoutZoneAreInTheEmptyZone() {
-    SubchannelPicker[] all = childPickers(3);
     ZoneRouting routing = new ZoneRouting("weighted_random", random);
+    // Zone a registered 2 and READY 1: up(a) = 1/3, exp(a) = 1/2, a keeps 2/3 of its calls and
+    // spills the rest to the two endpoints without zone, one zone "" of spare capacity.
     SubchannelPicker picker =
         routing.picker(
             weightedRandom,
             new Object[] {"x", "y", "z"},
-            all,
+            childPickers(3),
             new int[] {1, 1, 1},
             new String[] {"", "", "a"},
-            Map.of("", 2L, "a", 1L),
-            inZone(""),
+            Map.of("", 2L, "a", 2L),
+            inZone("a"),
             1);
 
-    for (int i = 0; i < 1_000; i++) {
-      assertThat(indexOf(picker.pickSubchannel(null))).isIn(0, 1);
+    int[] counts = new int[3];
+    for (int i = 0; i < PICKS; i++) {
+      counts[indexOf(picker.pickSubchannel(null))]++;
     }
+    assertThat((double) counts[2] / PICKS).isCloseTo(2 / 3.0, within(0.01));
+    assertThat((double) counts[0] / PICKS).isCloseTo(1 / 6.0, within(0.01));
+    assertThat((double) counts[1] / PICKS).isCloseTo(1 / 6.0, within(0.01));
   }
 
   @Test
@@ -251,6 +304,35 @@ class ZoneRoutingTest {
   }
 
   @Test
+  void leastRequestDoesNotSpillToAnIdleRemoteServerThatFailsEveryCall() {
+    FakeTicker ticker = new FakeTicker();
+    LeastRequestPickerFactory factory =
+        new LeastRequestPickerFactory(ticker, new Random(3), TracerDecorator.NONE);
+    ZoneRouting routing = new ZoneRouting("weighted_least_request", random);
+    SubchannelPicker picker =
+        routing.picker(factory, new Object[] {"a0", "a1", "b0", "b1"}, childPickers(4),
+            new int[] {2, 2, 2, 2}, new String[] {"a", "a", "b", "b"}, Map.of("a", 4L, "b", 4L),
+            inZone("a"), 1);
+    // Zone b idle, every call it served failed: success ratio 0, errorCost = errorPenalty.
+    for (Object key : new Object[] {"b0", "b1"}) {
+      long start = ticker.read();
+      factory.load(key).callStarted();
+      ticker.advance(Duration.ofHours(1));
+      factory.load(key).callEnded(start, Status.Code.UNAVAILABLE);
+      assertThat(factory.load(key).successRatio()).isZero();
+    }
+    // Zone a full: (2 + 1) / 2 = 1.5 > 1, below zone b's 0.5 + 3.
+    for (Object key : new Object[] {"a0", "a1"}) {
+      factory.load(key).callStarted();
+      factory.load(key).callStarted();
+    }
+
+    for (int i = 0; i < 1_000; i++) {
+      assertThat(indexOf(picker.pickSubchannel(null))).isIn(0, 1);
+    }
+  }
+
+  @Test
   void leastRequestKeepsEveryEndpointsLoadAcrossZonePickers() {
     LeastRequestPickerFactory factory =
         new LeastRequestPickerFactory(new FakeTicker(), new Random(3), TracerDecorator.NONE);
@@ -277,7 +359,7 @@ class ZoneRoutingTest {
     SubchannelPicker picker =
         routing.picker(factory, new Object[] {"a0", "b0"}, childPickers(2), new int[] {1, 1},
             new String[] {"a", "b"}, Map.of("a", 1L, "b", 1L),
-            config(new ZoneRoutingConfig(true, "a", 1, 0)), 1);
+            config(ZoneRoutingConfig.builder().zone("a").spillLoad(0).build()), 1);
     for (int i = 0; i < 5; i++) {
       factory.load("a0").callStarted();
     }
