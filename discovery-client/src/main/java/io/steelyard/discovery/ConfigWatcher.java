@@ -33,9 +33,8 @@ import org.slf4j.LoggerFactory;
  * re-lists the instance list. It starts with its first listener, so a plain {@link
  * ServiceWatcher} costs no config watch.
  *
- * <p>The watch covers {@code <key>} as a prefix (the reader's only kind of watch); events of
- * longer keys ({@code greeter2} next to {@code greeter}) are skipped, and so are such keys in a
- * read (a scripted reader answers a read like a listing).
+ * <p>Read and watch cover the one key, not a prefix: etcd checks a watch's permission over its
+ * whole range, and an operator grants a client read on exactly this key (docs/discovery.md).
  *
  * <p>Threading: every field but the listeners and the flags is touched only on {@link
  * #scheduler}, the watchers' serial executor; listeners are called there.
@@ -159,9 +158,7 @@ final class ConfigWatcher {
   private void onRead(int a, EtcdReader reader, Listing listing) {
     RegistryConfig read = RegistryConfig.ABSENT;
     for (KeyVersion kv : listing.keys()) {
-      if (kv.key().equals(key)) {
-        read = RegistryConfig.present(new String(kv.value(), StandardCharsets.UTF_8), kv.modRevision());
-      }
+      read = RegistryConfig.present(new String(kv.value(), StandardCharsets.UTF_8), kv.modRevision());
     }
     revision = listing.revision();
     if (failures > 0) {
@@ -171,7 +168,7 @@ final class ConfigWatcher {
     update(read);
     reread = scheduler.schedule(this::read, rereadNanos, TimeUnit.NANOSECONDS);
     try {
-      watching = reader.watch(key, revision + 1, new EtcdReader.WatchCallbacks() {
+      watching = reader.watchKey(key, revision + 1, new EtcdReader.WatchCallbacks() {
         @Override
         public void onBatch(WatchBatch batch) {
           scheduler.execute(() -> {
@@ -206,9 +203,6 @@ final class ConfigWatcher {
     for (Event event : batch.events()) {
       KeyVersion kv = event.kv();
       revision = Math.max(revision, kv.modRevision());
-      if (!kv.key().equals(key)) {
-        continue;
-      }
       next = event.delete()
           ? RegistryConfig.ABSENT
           : RegistryConfig.present(new String(kv.value(), StandardCharsets.UTF_8), kv.modRevision());

@@ -51,17 +51,8 @@ class ConfigWatcherTest {
 
     assertThat(seen).containsExactly(RegistryConfig.present(CONFIG, 5));
     assertThat(etcd.openWatch().prefix).isEqualTo(KEY);
+    assertThat(etcd.openWatch().exactKey).isTrue();
     assertThat(etcd.openWatch().fromRevision).isEqualTo(8);
-  }
-
-  @Test
-  void aLongerKeyUnderTheSamePrefixIsNotThisServicesConfig() {
-    watcher.addListener(seen::add);
-
-    etcd.pendingList().complete(listing(7, kv(KEY + "2", CONFIG, 5)));
-    etcd.openWatch().events(8, put(KEY + "-canary", CONFIG, 8));
-
-    assertThat(seen).containsExactly(RegistryConfig.ABSENT);
   }
 
   @Test
