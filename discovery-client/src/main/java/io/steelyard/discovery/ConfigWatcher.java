@@ -16,6 +16,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import javax.annotation.Nullable;
 import org.slf4j.Logger;
@@ -39,7 +40,7 @@ import org.slf4j.LoggerFactory;
  * <p>Threading: every field but the listeners and the flags is touched only on {@link
  * #scheduler}, the watchers' serial executor; listeners are called there.
  */
-final class ConfigWatcher {
+final class ConfigWatcher implements ServiceConfigChoice.Memory {
 
   private static final Logger logger = LoggerFactory.getLogger(ConfigWatcher.class);
 
@@ -54,6 +55,8 @@ final class ConfigWatcher {
   private final AtomicBoolean started = new AtomicBoolean();
   private final AtomicLong reportedBadRevision = new AtomicLong(-1);
   private final AtomicBoolean fallbackAnnounced = new AtomicBoolean();
+  private final AtomicReference<ServiceConfigChoice.Accepted> lastAccepted =
+      new AtomicReference<>(new ServiceConfigChoice.Accepted(null, 0));
 
   // Scheduler only.
   private RegistryConfig view = RegistryConfig.UNKNOWN;
@@ -115,6 +118,26 @@ final class ConfigWatcher {
    */
   boolean firstToAnnounceFallback() {
     return fallbackAnnounced.compareAndSet(false, true);
+  }
+
+  /**
+   * Remembers the config a channel accepted, for channels created while a later stored config is
+   * refused: the last accepted config is the service's, not a channel's. Any thread.
+   */
+  @Override
+  public void accepted(String json, long modRevision) {
+    remember(new ServiceConfigChoice.Accepted(json, modRevision));
+  }
+
+  @Override
+  @Nullable
+  public ServiceConfigChoice.Accepted lastAccepted() {
+    ServiceConfigChoice.Accepted last = lastAccepted.get();
+    return last.json() == null ? null : last;
+  }
+
+  private void remember(ServiceConfigChoice.Accepted next) {
+    lastAccepted.accumulateAndGet(next, (a, b) -> b.modRevision() > a.modRevision() ? b : a);
   }
 
   void close() {
@@ -240,6 +263,10 @@ final class ConfigWatcher {
       return;
     }
     view = next;
+    if (next.state() == RegistryConfig.State.ABSENT) {
+      // Deleted (as of this revision): a config accepted before is nobody's to fall back on.
+      remember(new ServiceConfigChoice.Accepted(null, revision));
+    }
     for (Consumer<RegistryConfig> l : listeners) {
       try {
         l.accept(next);
