@@ -158,8 +158,7 @@ final class ServiceConfigChoice {
         memory.accepted(config.json(), config.modRevision());
         return;
       }
-      why = parsed.getError().getDescription() != null
-          ? parsed.getError().getDescription() : parsed.getError().toString();
+      why = ServiceConfigJson.refusal(parsed.getError());
     } catch (IllegalArgumentException e) {
       why = e.getMessage();
     }
