@@ -106,8 +106,9 @@ final class ConfigCommand extends CliCommand {
     public Integer call() {
       checkService(service);
       String json = readConfig(config);
-      validate(json);
-      ServiceConfigStore.StoredConfig stored = configs().set(service, json);
+      ServiceConfigStore store = configs();
+      // The store checks the config with the channel's parser before it writes: once, here.
+      ServiceConfigStore.StoredConfig stored = Usage.check(spec, () -> store.set(service, json));
       out().println("service config of " + service + " set at revision " + stored.modRevision()
           + " (" + stored.key() + ")");
       return ExitCodes.OK;
