@@ -6,6 +6,7 @@ import io.grpc.NameResolver;
 import io.grpc.NameResolver.ConfigOrError;
 import io.grpc.NameResolverProvider;
 import io.grpc.Status;
+import io.steelyard.registry.ServiceConfigJson;
 import io.steelyard.registry.admin.ServiceConfigStore;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
@@ -92,11 +93,7 @@ final class ChannelConfigCheck implements ServiceConfigStore.Check {
     ConfigOrError parsed = parser.parseServiceConfig(config);
     Status error = parsed.getError();
     if (error != null) {
-      String why = error.getDescription() != null ? error.getDescription() : error.getCode().toString();
-      if (error.getCause() != null && error.getCause().getMessage() != null) {
-        why += ": " + error.getCause().getMessage();
-      }
-      throw new IllegalArgumentException("service config refused: " + why);
+      throw new IllegalArgumentException("service config refused: " + ServiceConfigJson.refusal(error));
     }
   }
 }

@@ -12,7 +12,7 @@ import picocli.CommandLine.Parameters;
 @Command(
     name = "config",
     mixinStandardHelpOptions = true,
-    description = "Read, check or set the service config of a service's clients.",
+    description = "Read, check, set or delete the service config of a service's clients.",
     footer = {
       "",
       "The config is a gRPC service config (JSON) kept in <prefix>/.config/<service>;",
@@ -106,8 +106,9 @@ final class ConfigCommand extends CliCommand {
     public Integer call() {
       checkService(service);
       String json = readConfig(config);
-      validate(json);
-      ServiceConfigStore.StoredConfig stored = configs().set(service, json);
+      ServiceConfigStore store = configs();
+      // The store checks the config with the channel's parser before it writes: once, here.
+      ServiceConfigStore.StoredConfig stored = Usage.check(spec, () -> store.set(service, json));
       out().println("service config of " + service + " set at revision " + stored.modRevision()
           + " (" + stored.key() + ")");
       return ExitCodes.OK;
@@ -139,8 +140,8 @@ final class ConfigCommand extends CliCommand {
       name = "delete",
       mixinStandardHelpOptions = true,
       description = {
-        "Delete SERVICE's service config: its clients go back to their own default",
-        "(weighted_random unless they chose otherwise; see docs/balancer.md)."
+        "Delete SERVICE's service config: its clients go back to the resolver's",
+        "fallback (weighted_random unless a channel set its own; see docs/balancer.md)."
       },
       footer = {"", "Example:", "  steelyard config delete greeter"})
   static final class Delete extends ConfigSubcommand {

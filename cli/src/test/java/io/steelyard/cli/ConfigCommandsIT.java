@@ -132,6 +132,21 @@ class ConfigCommandsIT {
   }
 
   @Test
+  void setAcceptsTheOrcaPolicyAndValidateRefusesItsBadFields() {
+    String orca = "{\"loadBalancingConfig\":[{\"weighted_least_request_orca\":"
+        + "{\"choiceCount\":2,\"enableOobLoadReport\":true,\"oobReportingPeriod\":\"10s\"}}]}";
+
+    Cli.Result set = cli.run("config", "set", service, orca);
+    Cli.Result bad = Cli.withEndpoints("http://127.0.0.1:9").run("config", "validate", service,
+        "{\"loadBalancingConfig\":[{\"weighted_least_request_orca\":{\"oobReportingPeriod\":\"-1s\"}}]}");
+
+    assertThat(set.exitCode()).as(set.toString()).isZero();
+    assertThat(keys.value(key())).isEqualTo(orca);
+    assertThat(bad.exitCode()).as(bad.toString()).isEqualTo(2);
+    assertThat(bad.err()).contains("weighted_least_request_orca.oobReportingPeriod: -1s");
+  }
+
+  @Test
   void validateAcceptsASplitWithZoneRoutingAndRefusesPercentsThatDoNotSumTo100() {
     Cli nowhere = Cli.withEndpoints("http://127.0.0.1:9");
 

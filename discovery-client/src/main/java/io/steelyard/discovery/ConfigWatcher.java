@@ -16,6 +16,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import javax.annotation.Nullable;
 import org.slf4j.Logger;
@@ -33,14 +34,13 @@ import org.slf4j.LoggerFactory;
  * re-lists the instance list. It starts with its first listener, so a plain {@link
  * ServiceWatcher} costs no config watch.
  *
- * <p>The watch covers {@code <key>} as a prefix (the reader's only kind of watch); events of
- * longer keys ({@code greeter2} next to {@code greeter}) are skipped, and so are such keys in a
- * read (a scripted reader answers a read like a listing).
+ * <p>Read and watch cover the one key, not a prefix: etcd checks a watch's permission over its
+ * whole range, and an operator grants a client read on exactly this key (docs/discovery.md).
  *
  * <p>Threading: every field but the listeners and the flags is touched only on {@link
  * #scheduler}, the watchers' serial executor; listeners are called there.
  */
-final class ConfigWatcher {
+final class ConfigWatcher implements ServiceConfigChoice.Memory {
 
   private static final Logger logger = LoggerFactory.getLogger(ConfigWatcher.class);
 
@@ -55,6 +55,8 @@ final class ConfigWatcher {
   private final AtomicBoolean started = new AtomicBoolean();
   private final AtomicLong reportedBadRevision = new AtomicLong(-1);
   private final AtomicBoolean fallbackAnnounced = new AtomicBoolean();
+  private final AtomicReference<ServiceConfigChoice.Accepted> lastAccepted =
+      new AtomicReference<>(new ServiceConfigChoice.Accepted(null, 0));
 
   // Scheduler only.
   private RegistryConfig view = RegistryConfig.UNKNOWN;
@@ -118,6 +120,26 @@ final class ConfigWatcher {
     return fallbackAnnounced.compareAndSet(false, true);
   }
 
+  /**
+   * Remembers the config a channel accepted, for channels created while a later stored config is
+   * refused: the last accepted config is the service's, not a channel's. Any thread.
+   */
+  @Override
+  public void accepted(String json, long modRevision) {
+    remember(new ServiceConfigChoice.Accepted(json, modRevision));
+  }
+
+  @Override
+  @Nullable
+  public ServiceConfigChoice.Accepted lastAccepted() {
+    ServiceConfigChoice.Accepted last = lastAccepted.get();
+    return last.json() == null ? null : last;
+  }
+
+  private void remember(ServiceConfigChoice.Accepted next) {
+    lastAccepted.accumulateAndGet(next, (a, b) -> b.modRevision() > a.modRevision() ? b : a);
+  }
+
   void close() {
     scheduler.execute(() -> {
       closed = true;
@@ -159,9 +181,7 @@ final class ConfigWatcher {
   private void onRead(int a, EtcdReader reader, Listing listing) {
     RegistryConfig read = RegistryConfig.ABSENT;
     for (KeyVersion kv : listing.keys()) {
-      if (kv.key().equals(key)) {
-        read = RegistryConfig.present(new String(kv.value(), StandardCharsets.UTF_8), kv.modRevision());
-      }
+      read = RegistryConfig.present(new String(kv.value(), StandardCharsets.UTF_8), kv.modRevision());
     }
     revision = listing.revision();
     if (failures > 0) {
@@ -171,7 +191,7 @@ final class ConfigWatcher {
     update(read);
     reread = scheduler.schedule(this::read, rereadNanos, TimeUnit.NANOSECONDS);
     try {
-      watching = reader.watch(key, revision + 1, new EtcdReader.WatchCallbacks() {
+      watching = reader.watchKey(key, revision + 1, new EtcdReader.WatchCallbacks() {
         @Override
         public void onBatch(WatchBatch batch) {
           scheduler.execute(() -> {
@@ -206,9 +226,6 @@ final class ConfigWatcher {
     for (Event event : batch.events()) {
       KeyVersion kv = event.kv();
       revision = Math.max(revision, kv.modRevision());
-      if (!kv.key().equals(key)) {
-        continue;
-      }
       next = event.delete()
           ? RegistryConfig.ABSENT
           : RegistryConfig.present(new String(kv.value(), StandardCharsets.UTF_8), kv.modRevision());
@@ -246,6 +263,10 @@ final class ConfigWatcher {
       return;
     }
     view = next;
+    if (next.state() == RegistryConfig.State.ABSENT) {
+      // Deleted (as of this revision): a config accepted before is nobody's to fall back on.
+      remember(new ServiceConfigChoice.Accepted(null, revision));
+    }
     for (Consumer<RegistryConfig> l : listeners) {
       try {
         l.accept(next);

@@ -142,7 +142,21 @@ final class EtcdNameResolver extends NameResolver {
     this.serviceConfig = new ServiceConfigChoice(
         authority, configParser, fallbackConfig,
         revision -> configWatcher == null || configWatcher.firstToReport(revision),
-        () -> configWatcher != null && configWatcher.firstToAnnounceFallback());
+        () -> configWatcher != null && configWatcher.firstToAnnounceFallback(),
+        new ServiceConfigChoice.Memory() {
+          @Override
+          public void accepted(String json, long modRevision) {
+            if (configWatcher != null) {
+              configWatcher.accepted(json, modRevision);
+            }
+          }
+
+          @Override
+          @Nullable
+          public ServiceConfigChoice.Accepted lastAccepted() {
+            return configWatcher == null ? null : configWatcher.lastAccepted();
+          }
+        });
   }
 
   /** A resolver for a target that cannot work: it reports {@code status} and nothing else. */

@@ -8,7 +8,7 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * The etcd reads a {@link PrefixWatcher} is built on, in the engine's own small types: list a
- * prefix, watch a prefix from a revision, and read a prefix's keys at a past revision. This is
+ * prefix, watch a prefix (or one key) from a revision, and read a prefix's keys at a past revision. This is
  * the seam between the engine and jetcd: {@link JetcdReader} implements it over a jetcd {@code Client} (and is covered against a real
  * etcd by the integration tests); unit tests script it to drive every recovery path under fake
  * time. A reader does not own its client: {@link RenewingClient} does.
@@ -40,6 +40,13 @@ interface EtcdReader {
    * Watching#cancel() cancels} the watch to release it.
    */
   Watching watch(String prefix, long fromRevision, WatchCallbacks callbacks);
+
+  /**
+   * Watches the one key {@code key} from {@code fromRevision}, as {@link #watch} watches a
+   * prefix. etcd checks a watch's permission over its whole range, so a role that may read only
+   * {@code key} may open this watch but not a prefix watch of the same bytes.
+   */
+  Watching watchKey(String key, long fromRevision, WatchCallbacks callbacks);
 
   /**
    * The keys under {@code prefix} as etcd held them at {@code revision} (a past one), each with

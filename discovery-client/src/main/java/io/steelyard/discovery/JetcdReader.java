@@ -135,9 +135,19 @@ final class JetcdReader implements EtcdReader {
 
   @Override
   public Watching watch(String prefix, long fromRevision, WatchCallbacks callbacks) {
+    return watch(prefix, true, fromRevision, callbacks);
+  }
+
+  @Override
+  public Watching watchKey(String key, long fromRevision, WatchCallbacks callbacks) {
+    return watch(key, false, fromRevision, callbacks);
+  }
+
+  private Watching watch(
+      String prefix, boolean isPrefix, long fromRevision, WatchCallbacks callbacks) {
     WatchOption option =
         WatchOption.builder()
-            .isPrefix(true)
+            .isPrefix(isPrefix)
             .withRevision(fromRevision)
             .withRequireLeader(true)
             .withCreateNotify(true)

@@ -15,7 +15,12 @@ import org.slf4j.LoggerFactory;
  * stored config once the channel's own parser accepted it (grpc's {@code parseServiceConfig},
  * which runs the balancer providers' {@code parseLoadBalancingPolicyConfig}: the same code
  * {@code steelyard config set} validates with); the last accepted one when a newer stored config
- * is refused (logged once per refused revision for all channels of the process); the resolver's
+ * is refused (logged once per refused revision for all channels of the process). "Last accepted"
+ * is per service, not per channel: a channel created while the stored config is refused starts on
+ * the config another channel of the service accepted before ({@link Memory}, kept by the
+ * service's {@link ConfigWatcher}), so every channel of the process runs one policy. Only a
+ * process that never accepted one starts on the resolver's
+ * fallback; the resolver's
  * fallback when none is stored. With no fallback and nothing stored it hands grpc nothing, so
  * the channel's own {@code defaultServiceConfig} and then {@code defaultLoadBalancingPolicy}
  * apply (grpc's rule).
@@ -26,11 +31,40 @@ final class ServiceConfigChoice {
 
   private static final Logger logger = LoggerFactory.getLogger(ServiceConfigChoice.class);
 
+  /** A stored config a channel accepted, and its mod revision; a null json for none. */
+  record Accepted(@Nullable String json, long modRevision) {}
+
+  /**
+   * The last stored config any channel of the service accepted, shared by all of them. Any
+   * thread.
+   */
+  interface Memory {
+    /** Remembers {@code json}, unless a later revision is already remembered (or deleted). */
+    void accepted(String json, long modRevision);
+
+    /** The last config accepted since the stored one was last deleted; null for none. */
+    @Nullable
+    Accepted lastAccepted();
+  }
+
+  /** No memory beyond the channel: for a resolver without a config watch, and for tests. */
+  static final Memory NO_MEMORY = new Memory() {
+    @Override
+    public void accepted(String json, long modRevision) {}
+
+    @Override
+    @Nullable
+    public Accepted lastAccepted() {
+      return null;
+    }
+  };
+
   private final String service;
   @Nullable private final ServiceConfigParser parser;
   @Nullable private final Map<String, ?> fallback;
   private final LongPredicate firstToReport;
   private final BooleanSupplier firstToAnnounceFallback;
+  private final Memory memory;
 
   private RegistryConfig seen = RegistryConfig.UNKNOWN;
   @Nullable private ConfigOrError accepted;
@@ -51,21 +85,26 @@ final class ServiceConfigChoice {
       @Nullable ServiceConfigParser parser,
       @Nullable Map<String, ?> fallback,
       LongPredicate firstToReport) {
-    this(service, parser, fallback, firstToReport, () -> false);
+    this(service, parser, fallback, firstToReport, () -> false, NO_MEMORY);
   }
 
-  /** @param firstToAnnounceFallback whether to log that the fallback is in force (once per service) */
+  /**
+   * @param firstToAnnounceFallback whether to log that the fallback is in force (once per service)
+   * @param memory the last config a channel of the service accepted
+   */
   ServiceConfigChoice(
       String service,
       @Nullable ServiceConfigParser parser,
       @Nullable Map<String, ?> fallback,
       LongPredicate firstToReport,
-      BooleanSupplier firstToAnnounceFallback) {
+      BooleanSupplier firstToAnnounceFallback,
+      Memory memory) {
     this.service = service;
     this.parser = parser;
     this.fallback = fallback == null || fallback.isEmpty() ? null : fallback;
     this.firstToReport = firstToReport;
     this.firstToAnnounceFallback = firstToAnnounceFallback;
+    this.memory = memory;
   }
 
   /** Whether the registry's answer is in (or reading it failed): a resolver may publish. */
@@ -116,12 +155,15 @@ final class ServiceConfigChoice {
         accepted = parsed;
         acceptedRevision = config.modRevision();
         acceptedJson = config.json();
+        memory.accepted(config.json(), config.modRevision());
         return;
       }
-      why = parsed.getError().getDescription() != null
-          ? parsed.getError().getDescription() : parsed.getError().toString();
+      why = ServiceConfigJson.refusal(parsed.getError());
     } catch (IllegalArgumentException e) {
       why = e.getMessage();
+    }
+    if (accepted == null) {
+      adoptRemembered(config.modRevision());
     }
     if (firstToReport.test(config.modRevision())) {
       logger.warn("Ignoring the service config of {} stored at revision {}: {}; keeping {}",
@@ -129,6 +171,28 @@ final class ServiceConfigChoice {
           accepted != null
               ? "the one of revision " + acceptedRevision
               : fallback != null ? "the resolver's fallback " + fallback : "the channel's default");
+    }
+  }
+
+  /**
+   * A channel that never accepted a config takes the one another channel of the service accepted
+   * before {@code refusedRevision}, if its own parser accepts it too.
+   */
+  private void adoptRemembered(long refusedRevision) {
+    Accepted last = memory.lastAccepted();
+    if (last == null || last.json() == null || last.modRevision() >= refusedRevision) {
+      return;
+    }
+    try {
+      ConfigOrError parsed = parser.parseServiceConfig(ServiceConfigJson.parse(last.json()));
+      if (parsed.getError() == null) {
+        accepted = parsed;
+        acceptedRevision = last.modRevision();
+        acceptedJson = last.json();
+      }
+    } catch (IllegalArgumentException e) {
+      logger.debug("The config of {} accepted at revision {} does not parse here", service,
+          last.modRevision(), e);
     }
   }
 

@@ -5,9 +5,14 @@ import static io.steelyard.discovery.ScriptedEtcdReader.listing;
 import static io.steelyard.discovery.ScriptedEtcdReader.put;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.grpc.NameResolver.ConfigOrError;
+import io.grpc.NameResolver.ServiceConfigParser;
+import io.grpc.Status;
 import io.steelyard.registry.KeyLayout;
+import io.steelyard.registry.ServiceConfigJson;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -17,6 +22,9 @@ class ConfigWatcherTest {
 
   private static final String KEY = "/services/.config/greeter";
   private static final String CONFIG = "{\"loadBalancingConfig\":[{\"weighted_random\":{}}]}";
+  private static final String BAD = "{\"bad\":1}";
+  private static final Map<String, ?> FALLBACK =
+      Map.of("loadBalancingConfig", List.of(Map.of("pick_first", Map.of())));
 
   private final InlineFakeScheduler scheduler = new InlineFakeScheduler();
   private final ScriptedEtcdReader etcd = new ScriptedEtcdReader("etcd");
@@ -51,17 +59,8 @@ class ConfigWatcherTest {
 
     assertThat(seen).containsExactly(RegistryConfig.present(CONFIG, 5));
     assertThat(etcd.openWatch().prefix).isEqualTo(KEY);
+    assertThat(etcd.openWatch().exactKey).isTrue();
     assertThat(etcd.openWatch().fromRevision).isEqualTo(8);
-  }
-
-  @Test
-  void aLongerKeyUnderTheSamePrefixIsNotThisServicesConfig() {
-    watcher.addListener(seen::add);
-
-    etcd.pendingList().complete(listing(7, kv(KEY + "2", CONFIG, 5)));
-    etcd.openWatch().events(8, put(KEY + "-canary", CONFIG, 8));
-
-    assertThat(seen).containsExactly(RegistryConfig.ABSENT);
   }
 
   @Test
@@ -118,6 +117,49 @@ class ConfigWatcherTest {
     assertThat(watcher.firstToReport(5)).isTrue();
     assertThat(watcher.firstToReport(5)).isFalse();
     assertThat(watcher.firstToReport(6)).isTrue();
+  }
+
+  @Test
+  void aChannelCreatedWhileTheStoredConfigIsRefusedStartsOnTheOneAnotherChannelAccepted() {
+    ServiceConfigChoice first = channel();
+    watcher.addListener(first::update);
+    etcd.pendingList().complete(listing(7, kv(KEY, CONFIG, 5)));
+    etcd.openWatch().events(8, put(KEY, BAD, 8));
+
+    ServiceConfigChoice second = channel();
+    watcher.addListener(second::update);
+
+    assertThat(second.effective().getConfig()).isEqualTo(ServiceConfigJson.parse(CONFIG));
+    assertThat(first.effective().getConfig()).isEqualTo(ServiceConfigJson.parse(CONFIG));
+  }
+
+  @Test
+  void aDeletedConfigIsNotRememberedForLaterChannels() {
+    ServiceConfigChoice first = channel();
+    watcher.addListener(first::update);
+    etcd.pendingList().complete(listing(7, kv(KEY, CONFIG, 5)));
+    etcd.openWatch().events(8, EtcdReader.Event.delete(KEY, 8));
+    etcd.openWatch().events(9, put(KEY, BAD, 9));
+
+    ServiceConfigChoice second = channel();
+    watcher.addListener(second::update);
+
+    assertThat(second.effective().getConfig()).isEqualTo(FALLBACK);
+    assertThat(first.effective().getConfig()).isEqualTo(FALLBACK);
+  }
+
+  /** A channel's choice on this watcher, with a parser that refuses a config holding "bad". */
+  private ServiceConfigChoice channel() {
+    ServiceConfigParser parser = new ServiceConfigParser() {
+      @Override
+      public ConfigOrError parseServiceConfig(Map<String, ?> raw) {
+        return raw.containsKey("bad")
+            ? ConfigOrError.fromError(Status.UNAVAILABLE.withDescription("bad: refused"))
+            : ConfigOrError.fromConfig(raw);
+      }
+    };
+    return new ServiceConfigChoice("greeter", parser, FALLBACK, watcher::firstToReport,
+        watcher::firstToAnnounceFallback, watcher);
   }
 
   @Test

@@ -20,12 +20,15 @@ final class ScriptedEtcdReader implements EtcdReader {
   /** One watch the engine opened. */
   static final class ScriptedWatch implements Watching {
     final String prefix;
+    /** Whether it watches {@link #prefix} as one key ({@link #watchKey}), not as a prefix. */
+    final boolean exactKey;
     final long fromRevision;
     private final WatchCallbacks callbacks;
     boolean cancelled;
 
-    ScriptedWatch(String prefix, long fromRevision, WatchCallbacks callbacks) {
+    ScriptedWatch(String prefix, boolean exactKey, long fromRevision, WatchCallbacks callbacks) {
       this.prefix = prefix;
+      this.exactKey = exactKey;
       this.fromRevision = fromRevision;
       this.callbacks = callbacks;
     }
@@ -93,7 +96,14 @@ final class ScriptedEtcdReader implements EtcdReader {
 
   @Override
   public Watching watch(String prefix, long fromRevision, WatchCallbacks callbacks) {
-    ScriptedWatch w = new ScriptedWatch(prefix, fromRevision, callbacks);
+    ScriptedWatch w = new ScriptedWatch(prefix, false, fromRevision, callbacks);
+    watches.add(w);
+    return w;
+  }
+
+  @Override
+  public Watching watchKey(String key, long fromRevision, WatchCallbacks callbacks) {
+    ScriptedWatch w = new ScriptedWatch(key, true, fromRevision, callbacks);
     watches.add(w);
     return w;
   }

@@ -2,6 +2,9 @@ package io.steelyard.discovery;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import io.grpc.NameResolver.ConfigOrError;
 import io.grpc.NameResolver.ServiceConfigParser;
 import io.grpc.Status;
@@ -9,6 +12,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
 
 /**
  * {@link ServiceConfigChoice} with a parser that accepts any config without {@code "bad"}, as
@@ -156,5 +160,30 @@ class ServiceConfigChoiceTest {
     assertThat(c.update(RegistryConfig.present("{\"good\":1}", 9))).isFalse();
 
     assertThat(parsed).hasSize(parses);
+  }
+
+  @Test
+  void theWarningGivesTheRefusalAsTheCliDoesCauseIncluded() {
+    ServiceConfigParser withCause = new ServiceConfigParser() {
+      @Override
+      public ConfigOrError parseServiceConfig(Map<String, ?> raw) {
+        return ConfigOrError.fromError(Status.UNKNOWN
+            .withDescription("failed to parse service config")
+            .withCause(new IllegalArgumentException("weighted_random.subset: 3.0 (expected: an object)")));
+      }
+    };
+    ServiceConfigChoice c = new ServiceConfigChoice("greeter", withCause, FALLBACK, r -> true);
+    Logger log = (Logger) LoggerFactory.getLogger(ServiceConfigChoice.class);
+    ListAppender<ILoggingEvent> logs = new ListAppender<>();
+    logs.start();
+    log.addAppender(logs);
+    try {
+      c.update(RegistryConfig.present("{\"loadBalancingConfig\":[]}", 5));
+    } finally {
+      log.detachAppender(logs);
+    }
+
+    assertThat(logs.list).extracting(ILoggingEvent::getFormattedMessage).anyMatch(m -> m.contains(
+        "revision 5: failed to parse service config: weighted_random.subset: 3.0 (expected: an object);"));
   }
 }

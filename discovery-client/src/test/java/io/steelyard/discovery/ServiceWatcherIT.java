@@ -158,6 +158,11 @@ class ServiceWatcherIT {
         }
         return real.watch(prefix, fromRevision, callbacks);
       }
+
+      @Override
+      public Watching watchKey(String key, long fromRevision, WatchCallbacks callbacks) {
+        return real.watchKey(key, fromRevision, callbacks);
+      }
     };
     ScheduledExecutorService thread = Executors.newSingleThreadScheduledExecutor();
     Scheduler scheduler = Scheduler.of(thread);

@@ -144,6 +144,26 @@ class ServiceConfigFromRegistryIT {
   }
 
   @Test
+  void aChannelOpenedWhileABadConfigIsStoredRunsTheConfigTheOtherChannelsRun() throws Exception {
+    HealthGrpc.HealthBlockingStub stub = twoServersWeighted1And3();
+    assertThat(cli("config", "set", service, ROUND_ROBIN).exitCode()).isZero();
+    awaitExactRoundRobin(stub);
+    long bad = put("/services/.config/" + service, BAD_CHOICE_COUNT);
+    await().atMost(Duration.ofSeconds(10)).until(() -> ignoredLines(bad) == 1);
+
+    ManagedChannel second = Grpc.newChannelBuilder(target(), InsecureChannelCredentials.create()).build();
+    try {
+      HealthGrpc.HealthBlockingStub secondStub = HealthGrpc.newBlockingStub(second).withWaitForReady();
+      // weighted_round_robin_static, not the weighted_random fallback (which would rarely give
+      // exactly 1:3 twice in 400 calls).
+      awaitExactRoundRobin(secondStub);
+      assertThat(callAndCount(secondStub, 400)).containsExactly(100, 300);
+    } finally {
+      second.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+    }
+  }
+
+  @Test
   void aDeletedConfigGivesTheChannelItsFallbackBack() throws Exception {
     HealthGrpc.HealthBlockingStub stub = twoServersWeighted1And3();
     assertThat(cli("config", "set", service, PICK_FIRST).exitCode()).isZero();

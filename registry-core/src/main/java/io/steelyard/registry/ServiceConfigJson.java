@@ -6,6 +6,7 @@ import com.google.gson.JsonParseException;
 import com.google.gson.Strictness;
 import com.google.gson.ToNumberPolicy;
 import com.google.gson.reflect.TypeToken;
+import io.grpc.Status;
 import java.lang.reflect.Type;
 import java.util.Map;
 
@@ -71,6 +72,20 @@ public final class ServiceConfigJson {
       }
       throw new IllegalArgumentException("service config is not valid JSON: " + why.strip(), e);
     }
+  }
+
+  /**
+   * Why a parser refused a service config, in one line: {@code error}'s description (its code
+   * when it has none), then its cause's message when it has one. The one wording for {@code
+   * steelyard config set|validate} and the resolver's log line about a refused stored config.
+   */
+  public static String refusal(Status error) {
+    String why = error.getDescription() != null ? error.getDescription() : error.getCode().toString();
+    Throwable cause = error.getCause();
+    if (cause != null && cause.getMessage() != null) {
+      why += ": " + cause.getMessage();
+    }
+    return why;
   }
 
   private static String abbreviate(String s) {

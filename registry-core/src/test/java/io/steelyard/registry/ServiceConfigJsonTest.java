@@ -3,6 +3,7 @@ package io.steelyard.registry;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.grpc.Status;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -60,5 +61,18 @@ class ServiceConfigJsonTest {
   void trailingTextIsRefused() {
     assertThatThrownBy(() -> ServiceConfigJson.parse("{} {}"))
         .isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @Test
+  void aRefusalGivesTheDescriptionAndTheCausesMessage() {
+    Status withCause = Status.UNKNOWN
+        .withDescription("failed to parse service config")
+        .withCause(new IllegalArgumentException("weighted_random.subset: 3.0 (expected: an object)"));
+
+    assertThat(ServiceConfigJson.refusal(withCause))
+        .isEqualTo("failed to parse service config: weighted_random.subset: 3.0 (expected: an object)");
+    assertThat(ServiceConfigJson.refusal(Status.INVALID_ARGUMENT.withDescription("bad: refused")))
+        .isEqualTo("bad: refused");
+    assertThat(ServiceConfigJson.refusal(Status.INVALID_ARGUMENT)).isEqualTo("INVALID_ARGUMENT");
   }
 }

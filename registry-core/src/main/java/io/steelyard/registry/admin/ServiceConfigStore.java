@@ -135,8 +135,10 @@ public final class ServiceConfigStore {
   }
 
   /**
-   * Deletes {@code service}'s config: its channels fall back to their own default service config
-   * (see docs/balancer.md). Returns whether there was one.
+   * Deletes {@code service}'s config: its {@code etcd:} channels go back to the resolver's
+   * fallback ({@code weighted_random} unless a channel set {@code FALLBACK_SERVICE_CONFIG}), which
+   * outranks a channel's own default service config (see docs/balancer.md). Returns whether there
+   * was one.
    */
   public boolean delete(String service) {
     String key = layout.serviceConfigKey(service);
