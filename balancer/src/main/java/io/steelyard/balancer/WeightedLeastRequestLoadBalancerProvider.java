@@ -18,10 +18,13 @@ import io.steelyard.balancer.spi.WeightedPolicyConfig;
  * spreads calls like {@code weighted_random}; where they are wrong or a server slows down, calls
  * pile up on it and the next ones go elsewhere.
  *
- * <p>Registered through {@code META-INF/services}; select it with
+ * <p>Registered through {@code META-INF/services}. Select it for every {@code etcd:} channel of a
+ * service with the service config stored in the registry ({@code steelyard config set}, see
+ * docs/balancer.md), or on one channel, which then keeps its own choice over the registry's:
  *
  * <pre>{@code
  * ManagedChannelBuilder.forTarget("etcd:///greeter")
+ *     .disableServiceConfigLookUp()
  *     .defaultLoadBalancingPolicy(WeightedLeastRequestLoadBalancerProvider.POLICY_NAME)
  * }</pre>
  *

@@ -8,10 +8,13 @@ import io.steelyard.balancer.spi.PickerFactory;
  * The {@value #POLICY_NAME} load-balancing policy: each call goes to a READY endpoint chosen at
  * random with probability proportional to its weight ({@code io.steelyard.registry.EndpointWeights}).
  *
- * <p>Registered through {@code META-INF/services}; select it with
+ * <p>Registered through {@code META-INF/services}. Select it for every {@code etcd:} channel of a
+ * service with the service config stored in the registry ({@code steelyard config set}, see
+ * docs/balancer.md), or on one channel, which then keeps its own choice over the registry's:
  *
  * <pre>{@code
  * ManagedChannelBuilder.forTarget("etcd:///greeter")
+ *     .disableServiceConfigLookUp()
  *     .defaultLoadBalancingPolicy(WeightedRandomLoadBalancerProvider.POLICY_NAME)
  * }</pre>
  *

@@ -9,10 +9,13 @@ import io.steelyard.balancer.spi.PickerFactory;
  * smooth, interleaved order in which each endpoint appears in proportion to its weight ({@code
  * io.steelyard.registry.EndpointWeights}); weights 1, 2, 5 give {@code c b c a c c b c} and repeat.
  *
- * <p>Registered through {@code META-INF/services}; select it with
+ * <p>Registered through {@code META-INF/services}. Select it for every {@code etcd:} channel of a
+ * service with the service config stored in the registry ({@code steelyard config set}, see
+ * docs/balancer.md), or on one channel, which then keeps its own choice over the registry's:
  *
  * <pre>{@code
  * ManagedChannelBuilder.forTarget("etcd:///greeter")
+ *     .disableServiceConfigLookUp()
  *     .defaultLoadBalancingPolicy(WeightedRoundRobinStaticLoadBalancerProvider.POLICY_NAME)
  * }</pre>
  *
