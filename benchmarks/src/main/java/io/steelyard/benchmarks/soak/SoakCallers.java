@@ -82,6 +82,8 @@ public final class SoakCallers {
       c.views.add(policy);
       c.channels.add(Grpc.newChannelBuilder("etcd:///" + service, InsecureChannelCredentials.create())
           .defaultServiceConfig(Map.of("loadBalancingConfig", List.of(Map.of(policy.getPolicyName(), Map.of()))))
+          // the viewing policy, not the resolver's weighted_random, while no config is stored
+          .setNameResolverArg(EtcdNameResolverProvider.FALLBACK_SERVICE_CONFIG, Map.of())
           .build());
     }
     for (ManagedChannel ch : c.channels) {
