@@ -5,17 +5,12 @@ import io.grpc.EquivalentAddressGroup;
 import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
-import io.grpc.MethodDescriptor;
 import io.grpc.Server;
-import io.grpc.ServerServiceDefinition;
 import io.grpc.netty.NettyServerBuilder;
 import io.grpc.stub.ClientCalls;
-import io.grpc.stub.ServerCalls;
 import io.steelyard.registry.EndpointWeights;
 import io.steelyard.testkit.grpc.StaticResolverProvider;
-import java.io.ByteArrayInputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
@@ -51,31 +46,6 @@ import org.openjdk.jmh.annotations.Warmup;
 @State(Scope.Benchmark)
 public class UnaryCallBenchmark {
 
-  private static final MethodDescriptor.Marshaller<byte[]> BYTES =
-      new MethodDescriptor.Marshaller<>() {
-        @Override
-        public InputStream stream(byte[] value) {
-          return new ByteArrayInputStream(value);
-        }
-
-        @Override
-        public byte[] parse(InputStream stream) {
-          try {
-            return stream.readAllBytes();
-          } catch (IOException e) {
-            throw new IllegalStateException(e);
-          }
-        }
-      };
-
-  private static final MethodDescriptor<byte[], byte[]> ECHO =
-      MethodDescriptor.<byte[], byte[]>newBuilder()
-          .setType(MethodDescriptor.MethodType.UNARY)
-          .setFullMethodName("steelyard.bench.Echo/Echo")
-          .setRequestMarshaller(BYTES)
-          .setResponseMarshaller(BYTES)
-          .build();
-
   private static final byte[] PAYLOAD = new byte[16];
 
   @Param({"round_robin", "weighted_random", "weighted_round_robin_static"})
@@ -92,16 +62,7 @@ public class UnaryCallBenchmark {
     for (int weight : weights) {
       Server server =
           NettyServerBuilder.forAddress(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))
-              .addService(
-                  ServerServiceDefinition.builder("steelyard.bench.Echo")
-                      .addMethod(
-                          ECHO,
-                          ServerCalls.asyncUnaryCall(
-                              (request, response) -> {
-                                response.onNext(request);
-                                response.onCompleted();
-                              }))
-                      .build())
+              .addService(Echo.service())
               .build()
               .start();
       servers.add(server);
@@ -128,6 +89,6 @@ public class UnaryCallBenchmark {
 
   @Benchmark
   public byte[] call() {
-    return ClientCalls.blockingUnaryCall(channel, ECHO, CallOptions.DEFAULT, PAYLOAD);
+    return ClientCalls.blockingUnaryCall(channel, Echo.METHOD, CallOptions.DEFAULT, PAYLOAD);
   }
 }

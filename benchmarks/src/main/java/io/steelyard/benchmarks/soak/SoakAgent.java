@@ -7,6 +7,7 @@ import io.etcd.jetcd.Client;
 import io.grpc.Server;
 import io.grpc.netty.NettyServerBuilder;
 import io.steelyard.agent.RegisteredServer;
+import io.steelyard.benchmarks.Echo;
 import io.steelyard.agent.RegistrationListener;
 import io.steelyard.agent.RegistrationState;
 import io.steelyard.agent.ServiceRegistration;

@@ -13,6 +13,7 @@ import io.grpc.ManagedChannel;
 import io.grpc.NameResolverRegistry;
 import io.grpc.Status;
 import io.grpc.stub.ClientCalls;
+import io.steelyard.benchmarks.Echo;
 import io.steelyard.discovery.EtcdNameResolverProvider;
 import io.steelyard.registry.EtcdConnection;
 import java.io.BufferedReader;

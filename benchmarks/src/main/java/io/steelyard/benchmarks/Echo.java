@@ -1,4 +1,4 @@
-package io.steelyard.benchmarks.soak;
+package io.steelyard.benchmarks;
 
 import io.grpc.MethodDescriptor;
 import io.grpc.ServerServiceDefinition;
@@ -7,10 +7,13 @@ import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 
-/** The one unary method the soak's servers answer: the request's bytes back, no protobuf needed. */
-final class Echo {
+/**
+ * The unary method the benchmarks' plain servers answer (the soak's, the unary-call benchmark's):
+ * the request's bytes back, no protobuf needed.
+ */
+public final class Echo {
 
-  static final String SERVICE = "steelyard.soak.Echo";
+  public static final String SERVICE = "steelyard.bench.Echo";
 
   private static final MethodDescriptor.Marshaller<byte[]> BYTES =
       new MethodDescriptor.Marshaller<>() {
@@ -29,7 +32,7 @@ final class Echo {
         }
       };
 
-  static final MethodDescriptor<byte[], byte[]> METHOD =
+  public static final MethodDescriptor<byte[], byte[]> METHOD =
       MethodDescriptor.<byte[], byte[]>newBuilder()
           .setType(MethodDescriptor.MethodType.UNARY)
           .setFullMethodName(SERVICE + "/Echo")
@@ -39,7 +42,7 @@ final class Echo {
 
   private Echo() {}
 
-  static ServerServiceDefinition service() {
+  public static ServerServiceDefinition service() {
     return ServerServiceDefinition.builder(SERVICE)
         .addMethod(METHOD, ServerCalls.asyncUnaryCall((request, response) -> {
           response.onNext(request);
