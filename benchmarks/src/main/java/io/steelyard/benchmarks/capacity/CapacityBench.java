@@ -76,12 +76,20 @@ public final class CapacityBench {
     known.addAll(Scenario.SELECTABLE);
     List<CapacityMix> mixes = null; // each scenario's own
     List<Policy> policies = null; // each scenario's own
+    List<Policy> variants = new ArrayList<>(); // run after the chosen policies, on every cell
     for (int i = 0; i < args.length; i++) {
       String value = i + 1 < args.length ? args[i + 1] : null;
       switch (args[i]) {
         case "--scenarios" -> scenarios = select(known, Scenario::id, value);
         case "--mixes" -> mixes = select(CapacityMix.ALL, CapacityMix::name, value);
         case "--policies" -> policies = select(Policy.all(), Policy::label, value);
+        case "--variant" -> {
+          try {
+            variants.add(Policy.variant(value));
+          } catch (IllegalArgumentException e) {
+            usage(e.getMessage());
+          }
+        }
         case "--load" -> settings = with(settings, "load", value);
         case "--service-time" -> settings = with(settings, "service", value);
         case "--deadline" -> settings = with(settings, "deadline", value);
@@ -91,6 +99,11 @@ public final class CapacityBench {
         default -> usage("unknown argument: " + args[i]);
       }
       i++;
+    }
+    if (!variants.isEmpty()) {
+      List<Policy> base = policies;
+      scenarios = scenarios.stream().map(s -> s.withPolicies(plus(base, s, variants))).toList();
+      policies = null;
     }
     Files.createDirectories(settings.charts());
     Files.createDirectories(settings.results());
@@ -166,6 +179,13 @@ public final class CapacityBench {
       return chosen;
     }
     return scenario.policies().isEmpty() ? Policy.ALL : scenario.policies();
+  }
+
+  /** The scenario's policies (or the chosen ones), then the variants. */
+  private static List<Policy> plus(List<Policy> chosen, Scenario scenario, List<Policy> variants) {
+    List<Policy> all = new ArrayList<>(policiesOf(scenario, chosen));
+    all.addAll(variants);
+    return List.copyOf(all);
   }
 
   private static <T> List<T> select(

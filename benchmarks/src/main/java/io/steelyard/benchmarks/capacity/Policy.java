@@ -97,6 +97,32 @@ record Policy(String label, Map<String, ?> config) {
     return of(label, "outlier_detection_experimental", od);
   }
 
+  /**
+   * A policy given on the command line as its name and its JSON config, e.g. {@code
+   * weighted_least_request{"errorPenalty": 2}}; the text is its label.
+   *
+   * @throws IllegalArgumentException naming what is wrong with {@code text}
+   */
+  @SuppressWarnings("unchecked")
+  static Policy variant(String text) {
+    int brace = text == null ? -1 : text.indexOf('{');
+    if (brace <= 0) {
+      throw new IllegalArgumentException("variant: " + text + " (expected: a policy name and its JSON config, e.g. "
+          + "weighted_least_request{\"errorPenalty\": 2})");
+    }
+    String name = text.substring(0, brace).strip();
+    Object config;
+    try {
+      config = io.grpc.internal.JsonParser.parse(text.substring(brace));
+    } catch (java.io.IOException | RuntimeException e) {
+      throw new IllegalArgumentException("variant: " + text + ": " + e.getMessage());
+    }
+    if (!(config instanceof Map)) {
+      throw new IllegalArgumentException("variant: " + text + " (expected: a JSON object after the name)");
+    }
+    return of(text, name, (Map<String, ?>) config);
+  }
+
   /** Every policy any scenario runs, by label: what {@code --policies} chooses from. */
   static List<Policy> all() {
     java.util.LinkedHashMap<String, Policy> byLabel = new java.util.LinkedHashMap<>();

@@ -141,6 +141,12 @@ record Scenario(
     }
   }
 
+  /** The same scenario run with {@code policies} instead of its own. */
+  Scenario withPolicies(List<Policy> policies) {
+    return new Scenario(
+        id, title, weightsKnown, event, joins, eventLength, eventEnd, table, policies, mixes);
+  }
+
   /** The weight each server registers. */
   int weight(CapacityMix mix, int server) {
     return weightsKnown ? mix.workers()[server] : 1;
