@@ -26,7 +26,7 @@ import javax.annotation.concurrent.ThreadSafe;
  * reports): the M/M/1 stretch of response time at utilization {@code u}, capped at 20. {@code
  * errorCost = errorPenalty × (1 - s)}, {@code s} being the success ratio: added to the score,
  * whose unit is the endpoint's capacity, so a server failing half its calls (with the default
- * {@code errorPenalty}) counts as if its queue held one and a half capacities more than it does,
+ * {@code errorPenalty}) counts as if its queue held about one capacity more than it does,
  * whatever its size.
  *
  * <p><b>Averages</b>, both with time constant {@code decay} (default 1 s), so that they weigh the
