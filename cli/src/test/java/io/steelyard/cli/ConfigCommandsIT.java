@@ -2,16 +2,12 @@ package io.steelyard.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
 import io.steelyard.testkit.EtcdCluster;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
@@ -25,52 +21,37 @@ class ConfigCommandsIT {
 
   @RegisterExtension static final EtcdCluster etcd = EtcdCluster.builder().build();
 
-  private static Client client;
-  private static Keyspace keys;
-  private static Cli cli;
+  @RegisterExtension
+  @Order(CliFixture.AFTER_THE_CLUSTER)
+  static final CliFixture fixture = CliFixture.of(etcd);
 
-  private String service;
-
-  @BeforeAll
-  static void connect() {
-    client = Client.builder().endpoints(etcd.endpoints()).build();
-    keys = new Keyspace(client);
-    cli = Cli.withEndpoints(etcd.endpoints());
-  }
-
-  @AfterAll
-  static void disconnect() {
-    client.close();
-  }
-
-  @BeforeEach
-  void serviceNamedForTheTest(TestInfo test) {
-    service = test.getTestMethod().orElseThrow().getName();
-  }
+  // Test instances are made after the fixture connected.
+  private final Cli cli = fixture.cli();
+  private final Keyspace keys = fixture.keys();
 
   private String key() {
-    return "/services/.config/" + service;
+    return "/services/.config/" + fixture.service();
   }
 
   @Test
   void setStoresTheConfigOutsideTheInstancePrefixAndGetPrintsIt() {
-    Cli.Result set = cli.run("config", "set", service, LEAST_REQUEST);
+    Cli.Result set = cli.run("config", "set", fixture.service(), LEAST_REQUEST);
 
     assertThat(set.exitCode()).as(set.toString()).isZero();
-    assertThat(set.out()).startsWith("service config of " + service + " set at revision ");
+    assertThat(set.out()).startsWith("service config of " + fixture.service() + " set at revision ");
     assertThat(keys.value(key())).isEqualTo(LEAST_REQUEST);
-    assertThat(keys.snapshot().entries()).noneMatch(e -> e.startsWith("/services/" + service + "/"));
-    Cli.Result get = cli.run("config", "get", service);
+    assertThat(keys.snapshot().entries()).noneMatch(e -> e.startsWith("/services/" + fixture.service() + "/"));
+    Cli.Result get = cli.run("config", "get", fixture.service());
     assertThat(get.exitCode()).as(get.toString()).isZero();
     assertThat(get.out()).isEqualTo(LEAST_REQUEST + "\n");
   }
 
   @Test
   void getSaysSoWhenThereIsNone() {
-    Cli.Result get = cli.run("config", "get", service);
+    Cli.Result get = cli.run("config", "get", fixture.service());
 
     assertThat(get.exitCode()).as(get.toString()).isZero();
-    assertThat(get.out()).startsWith("no service config for " + service);
+    assertThat(get.out()).startsWith("no service config for " + fixture.service());
   }
 
   @Test
@@ -78,7 +59,7 @@ class ConfigCommandsIT {
     Path file = dir.resolve("config.json");
     Files.writeString(file, LEAST_REQUEST);
 
-    Cli.Result set = cli.run("config", "set", service, "@" + file);
+    Cli.Result set = cli.run("config", "set", fixture.service(), "@" + file);
 
     assertThat(set.exitCode()).as(set.toString()).isZero();
     assertThat(keys.value(key())).isEqualTo(LEAST_REQUEST);
@@ -89,7 +70,7 @@ class ConfigCommandsIT {
     keys.put(key(), LEAST_REQUEST);
     long before = keys.get(key()).map(KeyValue::getModRevision).orElseThrow();
 
-    Cli.Result r = cli.run("config", "set", service,
+    Cli.Result r = cli.run("config", "set", fixture.service(),
         "{\"loadBalancingConfig\":[{\"weighted_least_request\":{\"choiceCount\":11}}]}");
 
     assertThat(r.exitCode()).as(r.toString()).isEqualTo(2);
@@ -101,7 +82,7 @@ class ConfigCommandsIT {
 
   @Test
   void aPolicyNoClientKnowsIsRefused() {
-    Cli.Result r = cli.run("config", "set", service, "{\"loadBalancingConfig\":[{\"no_such_policy\":{}}]}");
+    Cli.Result r = cli.run("config", "set", fixture.service(), "{\"loadBalancingConfig\":[{\"no_such_policy\":{}}]}");
 
     assertThat(r.exitCode()).as(r.toString()).isEqualTo(2);
     assertThat(r.err()).contains("no_such_policy");
@@ -110,7 +91,7 @@ class ConfigCommandsIT {
 
   @Test
   void malformedJsonIsAUsageError() {
-    Cli.Result r = cli.run("config", "set", service, "{\"loadBalancingConfig\":");
+    Cli.Result r = cli.run("config", "set", fixture.service(), "{\"loadBalancingConfig\":");
 
     assertThat(r.exitCode()).as(r.toString()).isEqualTo(2);
     assertThat(r.err()).startsWith("steelyard: service config is not valid JSON: ");
@@ -121,12 +102,12 @@ class ConfigCommandsIT {
   void validateNeedsNoEtcd() {
     Cli nowhere = Cli.withEndpoints("http://127.0.0.1:9");
 
-    Cli.Result good = nowhere.run("config", "validate", service, LEAST_REQUEST);
-    Cli.Result bad = nowhere.run("config", "validate", service,
+    Cli.Result good = nowhere.run("config", "validate", fixture.service(), LEAST_REQUEST);
+    Cli.Result bad = nowhere.run("config", "validate", fixture.service(),
         "{\"loadBalancingConfig\":[{\"weighted_random\":{\"slowStart\":{\"window\":\"-3s\"}}}]}");
 
     assertThat(good.exitCode()).as(good.toString()).isZero();
-    assertThat(good.out()).isEqualTo("service config for " + service + " is valid\n");
+    assertThat(good.out()).isEqualTo("service config for " + fixture.service() + " is valid\n");
     assertThat(bad.exitCode()).as(bad.toString()).isEqualTo(2);
     assertThat(bad.err()).contains("weighted_random.slowStart.window: -3s");
   }
@@ -136,8 +117,8 @@ class ConfigCommandsIT {
     String orca = "{\"loadBalancingConfig\":[{\"weighted_least_request_orca\":"
         + "{\"choiceCount\":2,\"enableOobLoadReport\":true,\"oobReportingPeriod\":\"10s\"}}]}";
 
-    Cli.Result set = cli.run("config", "set", service, orca);
-    Cli.Result bad = Cli.withEndpoints("http://127.0.0.1:9").run("config", "validate", service,
+    Cli.Result set = cli.run("config", "set", fixture.service(), orca);
+    Cli.Result bad = Cli.withEndpoints("http://127.0.0.1:9").run("config", "validate", fixture.service(),
         "{\"loadBalancingConfig\":[{\"weighted_least_request_orca\":{\"oobReportingPeriod\":\"-1s\"}}]}");
 
     assertThat(set.exitCode()).as(set.toString()).isZero();
@@ -151,18 +132,18 @@ class ConfigCommandsIT {
     Cli nowhere = Cli.withEndpoints("http://127.0.0.1:9");
 
     // As docs/canary.md types it: the full service config, over several lines.
-    Cli.Result good = nowhere.run("config", "validate", service,
+    Cli.Result good = nowhere.run("config", "validate", fixture.service(),
         "{\"loadBalancingConfig\": [{\"weighted_random\": {\"split\": [\n"
             + "  {\"selector\": {\"version\": \"v1\"}, \"percent\": 99},\n"
             + "  {\"selector\": {\"version\": \"v2\"}, \"percent\": 1}],\n"
             + "  \"zoneRouting\": {\"minLocalEndpoints\": 2}}}]}");
-    Cli.Result bad = nowhere.run("config", "validate", service,
+    Cli.Result bad = nowhere.run("config", "validate", fixture.service(),
         "{\"loadBalancingConfig\":[{\"weighted_random\":{\"split\":["
             + "{\"selector\":{\"version\":\"v1\"},\"percent\":90},"
             + "{\"selector\":{\"version\":\"v2\"},\"percent\":5}]}}]}");
 
     assertThat(good.exitCode()).as(good.toString()).isZero();
-    assertThat(good.out()).isEqualTo("service config for " + service + " is valid\n");
+    assertThat(good.out()).isEqualTo("service config for " + fixture.service() + " is valid\n");
     assertThat(bad.exitCode()).as(bad.toString()).isEqualTo(2);
     assertThat(bad.err().lines().findFirst().orElseThrow())
         .isEqualTo("steelyard: service config refused: weighted_random.split: percents sum to 95 (expected: 100)");
@@ -172,14 +153,14 @@ class ConfigCommandsIT {
   void deleteRemovesTheConfigAndSaysWhenThereWasNone() {
     keys.put(key(), LEAST_REQUEST);
 
-    Cli.Result first = cli.run("config", "delete", service);
-    Cli.Result second = cli.run("config", "delete", service);
+    Cli.Result first = cli.run("config", "delete", fixture.service());
+    Cli.Result second = cli.run("config", "delete", fixture.service());
 
     assertThat(first.exitCode()).as(first.toString()).isZero();
-    assertThat(first.out()).isEqualTo("service config of " + service + " deleted\n");
+    assertThat(first.out()).isEqualTo("service config of " + fixture.service() + " deleted\n");
     assertThat(keys.get(key())).isEmpty();
     assertThat(second.exitCode()).isZero();
-    assertThat(second.out()).startsWith("no service config for " + service);
+    assertThat(second.out()).startsWith("no service config for " + fixture.service());
   }
 
   @Test

@@ -3,14 +3,10 @@ package io.steelyard.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.etcd.jetcd.Client;
 import io.steelyard.testkit.EtcdCluster;
 import java.time.Duration;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -20,31 +16,16 @@ class InspectCommandsIT {
 
   @RegisterExtension static final EtcdCluster etcd = EtcdCluster.builder().build();
 
-  private static Client client;
-  private static Keyspace keys;
-  private static Cli cli;
+  @RegisterExtension
+  @Order(CliFixture.AFTER_THE_CLUSTER)
+  static final CliFixture fixture = CliFixture.of(etcd);
 
-  private String service;
-
-  @BeforeAll
-  static void connect() {
-    client = Client.builder().endpoints(etcd.endpoints()).build();
-    keys = new Keyspace(client);
-    cli = Cli.withEndpoints(etcd.endpoints());
-  }
-
-  @AfterAll
-  static void disconnect() {
-    client.close();
-  }
-
-  @BeforeEach
-  void serviceNamedForTheTest(TestInfo test) {
-    service = test.getTestMethod().orElseThrow().getName();
-  }
+  // Test instances are made after the fixture connected.
+  private final Cli cli = fixture.cli();
+  private final Keyspace keys = fixture.keys();
 
   private String key(String address) {
-    return "/services/" + service + "/" + address;
+    return "/services/" + fixture.service() + "/" + address;
   }
 
   @Test
@@ -57,7 +38,7 @@ class InspectCommandsIT {
         lease);
     keys.put(key("10.0.0.9:50051"), "10.0.0.9:50051");
 
-    Cli.Result r = cli.run("list", service);
+    Cli.Result r = cli.run("list", fixture.service());
 
     assertThat(r.exitCode()).as(r.toString()).isZero();
     String hex = Long.toHexString(lease);
@@ -75,7 +56,7 @@ class InspectCommandsIT {
     keys.put(key("10.0.0.7:50051"), "10.0.0.7:50051|5");
     keys.put(key("broken"), "10.0.0.8:50051|heavy");
 
-    Cli.Result r = cli.run("list", service);
+    Cli.Result r = cli.run("list", fixture.service());
 
     assertThat(r.exitCode()).as(r.toString()).isZero();
     assertThat(r.out().lines().toList().get(2))
@@ -85,9 +66,9 @@ class InspectCommandsIT {
   @Test
   void listShowsADrainedInstanceWithTheWeightItHadBefore() {
     keys.put(key("10.0.0.7:50051"), "10.0.0.7:50051|5", keys.grant(60));
-    cli.run("drain", service, "10.0.0.7:50051");
+    cli.run("drain", fixture.service(), "10.0.0.7:50051");
 
-    Cli.Result r = cli.run("list", service);
+    Cli.Result r = cli.run("list", fixture.service());
 
     assertThat(r.out().lines().toList().get(1)).contains(" 0 (drained from 5) ");
   }
@@ -101,11 +82,11 @@ class InspectCommandsIT {
         lease);
     keys.put(key("broken"), "x|y");
 
-    Cli.Result r = cli.run("list", service, "--output", "json");
+    Cli.Result r = cli.run("list", fixture.service(), "--output", "json");
 
     assertThat(r.exitCode()).as(r.toString()).isZero();
     assertThat(r.out())
-        .startsWith("{\"service\":\"" + service + "\",\"instances\":[\n")
+        .startsWith("{\"service\":\"" + fixture.service() + "\",\"instances\":[\n")
         .contains(
             "{\"key\":\"" + key("10.0.0.8:50051") + "\",\"address\":\"10.0.0.8:50051\",\"weight\":2,"
                 + "\"leaseId\":" + lease + ",\"ttlSeconds\":")
@@ -118,28 +99,28 @@ class InspectCommandsIT {
 
   @Test
   void listOfAServiceWithoutInstancesSaysSo() {
-    Cli.Result table = cli.run("list", service);
-    Cli.Result json = cli.run("list", service, "-o", "json");
+    Cli.Result table = cli.run("list", fixture.service());
+    Cli.Result json = cli.run("list", fixture.service(), "-o", "json");
 
     assertThat(table.exitCode()).isZero();
-    assertThat(table.out()).isEqualTo("no instances of " + service + "\n");
-    assertThat(json.out()).isEqualTo("{\"service\":\"" + service + "\",\"instances\":[]}\n");
+    assertThat(table.out()).isEqualTo("no instances of " + fixture.service() + "\n");
+    assertThat(json.out()).isEqualTo("{\"service\":\"" + fixture.service() + "\",\"instances\":[]}\n");
   }
 
   @Test
   void listNeverShowsAnotherServiceWhoseNameStartsTheSame() {
-    keys.put("/services/" + service + "2/10.0.0.7:50051", "10.0.0.7:50051|5");
+    keys.put("/services/" + fixture.service() + "2/10.0.0.7:50051", "10.0.0.7:50051|5");
 
-    Cli.Result r = cli.run("list", service);
+    Cli.Result r = cli.run("list", fixture.service());
 
-    assertThat(r.out()).isEqualTo("no instances of " + service + "\n");
+    assertThat(r.out()).isEqualTo("no instances of " + fixture.service() + "\n");
   }
 
   @Test
   void listUnderAnotherPrefix() {
-    keys.put("/registry/" + service + "/10.0.0.7:50051", "10.0.0.7:50051|5");
+    keys.put("/registry/" + fixture.service() + "/10.0.0.7:50051", "10.0.0.7:50051|5");
 
-    Cli.Result r = cli.run("--prefix", "/registry", "list", service);
+    Cli.Result r = cli.run("--prefix", "/registry", "list", fixture.service());
 
     assertThat(r.out()).contains("10.0.0.7:50051  5");
   }
@@ -148,7 +129,7 @@ class InspectCommandsIT {
   void deregisterDeletesTheKey() {
     keys.put(key("10.0.0.7:50051"), "10.0.0.7:50051|5", keys.grant(60));
 
-    Cli.Result r = cli.run("deregister", service, "10.0.0.7:50051");
+    Cli.Result r = cli.run("deregister", fixture.service(), "10.0.0.7:50051");
 
     assertThat(r.exitCode()).as(r.toString()).isZero();
     assertThat(r.out()).isEqualTo("deleted " + key("10.0.0.7:50051") + "\n");
@@ -159,17 +140,17 @@ class InspectCommandsIT {
   void deregisterOfAnUnregisteredAddressExitsOne() {
     Keyspace.Snapshot before = keys.snapshot();
 
-    Cli.Result r = cli.run("deregister", service, "10.0.0.9:1");
+    Cli.Result r = cli.run("deregister", fixture.service(), "10.0.0.9:1");
 
     assertThat(r.exitCode()).isEqualTo(1);
-    assertThat(r.err()).startsWith("steelyard: 10.0.0.9:1 is not registered under " + service);
+    assertThat(r.err()).startsWith("steelyard: 10.0.0.9:1 is not registered under " + fixture.service());
     assertThat(keys.snapshot()).isEqualTo(before);
   }
 
   @Test
   void watchPrintsOneLinePerChange() {
     keys.put(key("10.0.0.7:50051"), "10.0.0.7:50051|5");
-    Cli.Running watch = cli.start("watch", service, "--count", "5");
+    Cli.Running watch = cli.start("watch", fixture.service(), "--count", "5");
     await().atMost(Duration.ofSeconds(10)).until(() -> watch.err().contains("watching "));
 
     keys.put(key("10.0.0.8:50051"), "10.0.0.8:50051|2");
@@ -197,7 +178,7 @@ class InspectCommandsIT {
   void watchSeesAKeyExpireWithItsLease() {
     long lease = keys.grant(2);
     keys.put(key("10.0.0.7:50051"), "10.0.0.7:50051|5", lease);
-    Cli.Running watch = cli.start("watch", service, "--count", "1");
+    Cli.Running watch = cli.start("watch", fixture.service(), "--count", "1");
     await().atMost(Duration.ofSeconds(10)).until(() -> watch.err().contains("watching "));
 
     Cli.Result r = watch.result(Duration.ofSeconds(15));
@@ -208,7 +189,7 @@ class InspectCommandsIT {
 
   @Test
   void watchRunsUntilInterruptedThenExitsZero() {
-    Cli.Running watch = cli.start("watch", service);
+    Cli.Running watch = cli.start("watch", fixture.service());
     await().atMost(Duration.ofSeconds(10)).until(() -> watch.err().contains("watching "));
     keys.put(key("10.0.0.7:50051"), "10.0.0.7:50051|5");
     await().atMost(Duration.ofSeconds(10)).until(() -> watch.out().contains("added 10.0.0.7:50051"));

@@ -3,16 +3,13 @@ package io.steelyard.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
 import io.steelyard.agent.ServiceRegistration;
 import io.steelyard.registry.admin.RegisteredInstance;
 import io.steelyard.testkit.EtcdCluster;
 import java.time.Duration;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -22,38 +19,23 @@ class WeightCommandsIT {
 
   @RegisterExtension static final EtcdCluster etcd = EtcdCluster.builder().build();
 
-  private static Client client;
-  private static Keyspace keys;
-  private static Cli cli;
+  @RegisterExtension
+  @Order(CliFixture.AFTER_THE_CLUSTER)
+  static final CliFixture fixture = CliFixture.of(etcd);
 
-  private String service;
-
-  @BeforeAll
-  static void connect() {
-    client = Client.builder().endpoints(etcd.endpoints()).build();
-    keys = new Keyspace(client);
-    cli = Cli.withEndpoints(etcd.endpoints());
-  }
-
-  @AfterAll
-  static void disconnect() {
-    client.close();
-  }
-
-  @org.junit.jupiter.api.BeforeEach
-  void serviceNamedForTheTest(TestInfo test) {
-    service = test.getTestMethod().orElseThrow().getName();
-  }
+  // Test instances are made after the fixture connected.
+  private final Cli cli = fixture.cli();
+  private final Keyspace keys = fixture.keys();
 
   private String key(String address) {
-    return "/services/" + service + "/" + address;
+    return "/services/" + fixture.service() + "/" + address;
   }
 
   @Test
   void getPrintsJustTheWeight() {
     keys.put(key("10.0.0.7:50051"), "10.0.0.7:50051|5", keys.grant(60));
 
-    Cli.Result r = cli.run("weight", "get", service, "10.0.0.7:50051");
+    Cli.Result r = cli.run("weight", "get", fixture.service(), "10.0.0.7:50051");
 
     assertThat(r.exitCode()).as(r.toString()).isZero();
     assertThat(r.out()).isEqualTo("5\n");
@@ -62,12 +44,12 @@ class WeightCommandsIT {
 
   @Test
   void getOfAnUnregisteredAddressExitsOne() {
-    Cli.Result r = cli.run("weight", "get", service, "10.0.0.9:1");
+    Cli.Result r = cli.run("weight", "get", fixture.service(), "10.0.0.9:1");
 
     assertThat(r.exitCode()).isEqualTo(1);
     assertThat(r.err())
         .isEqualTo(
-            "steelyard: 10.0.0.9:1 is not registered under " + service + " (no key "
+            "steelyard: 10.0.0.9:1 is not registered under " + fixture.service() + " (no key "
                 + key("10.0.0.9:1") + ")\n");
   }
 
@@ -80,8 +62,8 @@ class WeightCommandsIT {
         "{\"Op\":0,\"Addr\":\"10.0.0.8:50051\",\"Metadata\":{\"weight\":2,\"zone\":\"a\"}}",
         lease);
 
-    Cli.Result pipe = cli.run("weight", "set", service, "10.0.0.7:50051", "8");
-    Cli.Result json = cli.run("weight", "set", service, "10.0.0.8:50051", "3");
+    Cli.Result pipe = cli.run("weight", "set", fixture.service(), "10.0.0.7:50051", "8");
+    Cli.Result json = cli.run("weight", "set", fixture.service(), "10.0.0.8:50051", "3");
 
     assertThat(pipe.exitCode()).as(pipe.toString()).isZero();
     assertThat(pipe.out()).isEqualTo("10.0.0.7:50051 weight 5 -> 8\n");
@@ -96,11 +78,11 @@ class WeightCommandsIT {
   @Test
   void setOnAKeyOwnedByARunningAgentKeepsTheAgentsLease() throws Exception {
     try (ServiceRegistration agent =
-        ServiceRegistration.builder(client, service, "10.0.0.7:50051").weight(5).build()) {
+        ServiceRegistration.builder(fixture.client(), fixture.service(), "10.0.0.7:50051").weight(5).build()) {
       agent.start().get(10, java.util.concurrent.TimeUnit.SECONDS);
       long agentLease = agent.leaseId();
 
-      Cli.Result r = cli.run("weight", "set", service, "10.0.0.7:50051", "8");
+      Cli.Result r = cli.run("weight", "set", fixture.service(), "10.0.0.7:50051", "8");
 
       assertThat(r.exitCode()).as(r.toString()).isZero();
       KeyValue kv = keys.get(key("10.0.0.7:50051")).orElseThrow();
@@ -116,10 +98,10 @@ class WeightCommandsIT {
   void setOfAnUnregisteredAddressExitsOneAndCreatesNoKey() {
     Keyspace.Snapshot before = keys.snapshot();
 
-    Cli.Result r = cli.run("weight", "set", service, "10.0.0.9:1", "3");
+    Cli.Result r = cli.run("weight", "set", fixture.service(), "10.0.0.9:1", "3");
 
     assertThat(r.exitCode()).isEqualTo(1);
-    assertThat(r.err()).startsWith("steelyard: 10.0.0.9:1 is not registered under " + service);
+    assertThat(r.err()).startsWith("steelyard: 10.0.0.9:1 is not registered under " + fixture.service());
     assertThat(keys.snapshot()).isEqualTo(before);
   }
 
@@ -134,7 +116,7 @@ class WeightCommandsIT {
       return store.apply(write, read);
     });
 
-    Cli.Result r = racing.run("weight", "set", service, "10.0.0.7:50051", "8");
+    Cli.Result r = racing.run("weight", "set", fixture.service(), "10.0.0.7:50051", "8");
 
     assertThat(r.exitCode()).isEqualTo(1);
     assertThat(r.err().lines().toList()).hasSize(1);
@@ -146,7 +128,7 @@ class WeightCommandsIT {
   void setOfAnUnreadableValueExitsOneAndLeavesIt() {
     keys.put(key("10.0.0.7:50051"), "10.0.0.7:50051|lots");
 
-    Cli.Result r = cli.run("weight", "set", service, "10.0.0.7:50051", "8");
+    Cli.Result r = cli.run("weight", "set", fixture.service(), "10.0.0.7:50051", "8");
 
     assertThat(r.exitCode()).isEqualTo(1);
     assertThat(r.err()).contains("unreadable value").contains("'lots'");
@@ -157,7 +139,7 @@ class WeightCommandsIT {
   void setOfAKeyWithoutLeaseKeepsItWithoutLease() {
     keys.put(key("10.0.0.7:50051"), "10.0.0.7:50051|5");
 
-    Cli.Result r = cli.run("weight", "set", service, "10.0.0.7:50051", "2");
+    Cli.Result r = cli.run("weight", "set", fixture.service(), "10.0.0.7:50051", "2");
 
     assertThat(r.exitCode()).as(r.toString()).isZero();
     assertThat(keys.get(key("10.0.0.7:50051")).orElseThrow().getLease()).isZero();
@@ -168,9 +150,9 @@ class WeightCommandsIT {
     long lease = keys.grant(60);
     keys.put(key("10.0.0.7:50051"), "10.0.0.7:50051|5", lease);
 
-    Cli.Result drain = cli.run("drain", service, "10.0.0.7:50051");
+    Cli.Result drain = cli.run("drain", fixture.service(), "10.0.0.7:50051");
     String drained = keys.value(key("10.0.0.7:50051"));
-    Cli.Result undrain = cli.run("undrain", service, "10.0.0.7:50051");
+    Cli.Result undrain = cli.run("undrain", fixture.service(), "10.0.0.7:50051");
 
     assertThat(drain.exitCode()).as(drain.toString()).isZero();
     assertThat(drain.out()).isEqualTo("10.0.0.7:50051 drained: weight 5 -> 0 (undrain restores 5)\n");
@@ -186,9 +168,9 @@ class WeightCommandsIT {
     long lease = keys.grant(60);
     keys.put(key("10.0.0.7:50051"), "10.0.0.7:50051|5", lease);
 
-    cli.run("drain", service, "10.0.0.7:50051");
+    cli.run("drain", fixture.service(), "10.0.0.7:50051");
 
-    KeyValue note = keys.get("/services/.drained/" + service + "/10.0.0.7:50051").orElseThrow();
+    KeyValue note = keys.get("/services/.drained/" + fixture.service() + "/10.0.0.7:50051").orElseThrow();
     assertThat(Keyspace.text(note.getValue())).isEqualTo("5");
     assertThat(note.getLease()).isEqualTo(lease);
   }
@@ -197,9 +179,9 @@ class WeightCommandsIT {
   void drainingTwiceKeepsTheFirstRememberedWeight() {
     keys.put(key("10.0.0.7:50051"), "10.0.0.7:50051|5", keys.grant(60));
 
-    cli.run("drain", service, "10.0.0.7:50051");
-    Cli.Result again = cli.run("drain", service, "10.0.0.7:50051");
-    cli.run("undrain", service, "10.0.0.7:50051");
+    cli.run("drain", fixture.service(), "10.0.0.7:50051");
+    Cli.Result again = cli.run("drain", fixture.service(), "10.0.0.7:50051");
+    cli.run("undrain", fixture.service(), "10.0.0.7:50051");
 
     assertThat(again.exitCode()).isZero();
     assertThat(again.out()).isEqualTo("10.0.0.7:50051 was already drained (weight 0; undrain restores 5)\n");
@@ -209,9 +191,9 @@ class WeightCommandsIT {
   @Test
   void undrainWithAWeightUsesIt() {
     keys.put(key("10.0.0.7:50051"), "10.0.0.7:50051|5", keys.grant(60));
-    cli.run("drain", service, "10.0.0.7:50051");
+    cli.run("drain", fixture.service(), "10.0.0.7:50051");
 
-    Cli.Result r = cli.run("undrain", service, "10.0.0.7:50051", "--weight", "3");
+    Cli.Result r = cli.run("undrain", fixture.service(), "10.0.0.7:50051", "--weight", "3");
 
     assertThat(r.exitCode()).as(r.toString()).isZero();
     assertThat(keys.value(key("10.0.0.7:50051"))).isEqualTo("10.0.0.7:50051|3");
@@ -222,7 +204,7 @@ class WeightCommandsIT {
     keys.put(key("10.0.0.7:50051"), "10.0.0.7:50051|8", keys.grant(60));
     Keyspace.Snapshot before = keys.snapshot();
 
-    Cli.Result r = cli.run("undrain", service, "10.0.0.7:50051");
+    Cli.Result r = cli.run("undrain", fixture.service(), "10.0.0.7:50051");
 
     assertThat(r.exitCode()).as(r.toString()).isZero();
     assertThat(r.out()).isEqualTo("10.0.0.7:50051 is not drained (weight 8); nothing changed\n");
@@ -233,8 +215,8 @@ class WeightCommandsIT {
   void drainOfAnUnregisteredAddressExitsOneAndCreatesNothing() {
     Keyspace.Snapshot before = keys.snapshot();
 
-    Cli.Result drain = cli.run("drain", service, "10.0.0.9:1");
-    Cli.Result undrain = cli.run("undrain", service, "10.0.0.9:1");
+    Cli.Result drain = cli.run("drain", fixture.service(), "10.0.0.9:1");
+    Cli.Result undrain = cli.run("undrain", fixture.service(), "10.0.0.9:1");
 
     assertThat(drain.exitCode()).isEqualTo(1);
     assertThat(undrain.exitCode()).isEqualTo(1);

@@ -7,25 +7,14 @@ import static org.awaitility.Awaitility.await;
 import io.etcd.jetcd.Client;
 import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
-import io.grpc.InsecureServerCredentials;
 import io.grpc.ManagedChannel;
-import io.grpc.Server;
-import io.grpc.ServerCall;
-import io.grpc.ServerCallHandler;
-import io.grpc.ServerInterceptor;
-import io.grpc.ServerInterceptors;
-import io.grpc.Metadata;
 import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse;
 import io.grpc.health.v1.HealthGrpc;
-import io.grpc.protobuf.services.HealthStatusManager;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.testkit.EtcdCluster;
-import java.io.IOException;
-import java.net.InetSocketAddress;
+import io.steelyard.testkit.grpc.CountingHealthServers;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -47,8 +36,7 @@ class StaleServingIT {
   @RegisterExtension
   static final EtcdCluster etcd = EtcdCluster.builder().backend(EtcdCluster.Backend.BINARY).build();
 
-  private final List<Server> servers = new ArrayList<>();
-  private final List<AtomicInteger> served = new ArrayList<>();
+  private final CountingHealthServers servers = new CountingHealthServers();
   private final ScheduledExecutorService caller = Executors.newSingleThreadScheduledExecutor();
   private ManagedChannel channel;
 
@@ -59,37 +47,14 @@ class StaleServingIT {
     if (channel != null) {
       channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
     }
-    for (Server s : servers) {
-      s.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
-    }
+    servers.close();
     etcd.member(0).start();
-  }
-
-  /** A loopback server answering grpc.health.v1 and counting the calls it serves. */
-  private int startServer() throws IOException {
-    AtomicInteger count = new AtomicInteger();
-    ServerInterceptor counting = new ServerInterceptor() {
-      @Override
-      public <Q, R> ServerCall.Listener<Q> interceptCall(
-          ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next) {
-        count.incrementAndGet();
-        return next.startCall(call, headers);
-      }
-    };
-    Server s = Grpc.newServerBuilderForPort(0, InsecureServerCredentials.create())
-        .addService(ServerInterceptors.intercept(new HealthStatusManager().getHealthService(), counting))
-        .build();
-    // Port 0 then bind to loopback only: newServerBuilderForPort binds the wildcard address.
-    s.start();
-    servers.add(s);
-    served.add(count);
-    return ((InetSocketAddress) s.getListenSockets().get(0)).getPort();
   }
 
   @Test
   void etcdStoppedForThirtySecondsFailsNoCallAndChangesFlowAfterRestart() throws Exception {
-    int p1 = startServer();
-    int p2 = startServer();
+    int p1 = servers.start();
+    int p2 = servers.start();
     try (Client writer = EtcdConnection.of(etcd.endpoints()).connect()) {
       put(writer, "/services/stale/127.0.0.1:" + p1, "127.0.0.1:" + p1 + "|1");
       put(writer, "/services/stale/127.0.0.1:" + p2, "127.0.0.1:" + p2 + "|1");
@@ -115,7 +80,7 @@ class StaleServingIT {
       }
     }, 0, 20, TimeUnit.MILLISECONDS);
 
-    await().atMost(Duration.ofSeconds(15)).until(() -> served.get(0).get() > 0 && served.get(1).get() > 0);
+    await().atMost(Duration.ofSeconds(15)).until(() -> servers.served(0) > 0 && servers.served(1) > 0);
     assertThat(failed).hasValue(0);
 
     etcd.member(0).stop();
@@ -131,17 +96,17 @@ class StaleServingIT {
     // Seconds, not the ~2 min the gRPC channel under jetcd may back off to: the watcher
     // renews its client and treats an unconfirmed watch as failed.
     await().atMost(Duration.ofSeconds(12)).until(() -> DiscoveryStats.staleWatches() == 0);
-    int p3 = startServer();
+    int p3 = servers.start();
     try (Client writer = EtcdConnection.of(etcd.endpoints()).connect()) {
       put(writer, "/services/stale/127.0.0.1:" + p3, "127.0.0.1:" + p3 + "|1");
     }
-    await().atMost(Duration.ofSeconds(10)).until(() -> served.get(2).get() > 0);
+    await().atMost(Duration.ofSeconds(10)).until(() -> servers.served(2) > 0);
     assertThat(failed.get()).as("failed calls, first: %s", firstFailure.get()).isZero();
   }
 
   @Test
   void hostNameAddressesAreResolvedByTheTransport() throws Exception {
-    int port = startServer();
+    int port = servers.start();
     try (Client writer = EtcdConnection.of(etcd.endpoints()).connect()) {
       put(writer, "/services/byname/localhost:" + port, "localhost:" + port + "|1");
     }
@@ -160,7 +125,7 @@ class StaleServingIT {
         .withDeadlineAfter(10, TimeUnit.SECONDS)
         .check(HealthCheckRequest.getDefaultInstance());
     assertThat(r.getStatus()).isEqualTo(HealthCheckResponse.ServingStatus.SERVING);
-    assertThat(served.get(0)).hasValue(1);
+    assertThat(servers.served(0)).isEqualTo(1);
     // The lookup ran on the channel's offload executor, as grpc's own DNS resolver does.
     assertThat(offloaded.get()).isPositive();
     offload.shutdown();

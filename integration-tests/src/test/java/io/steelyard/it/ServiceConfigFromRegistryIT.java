@@ -11,30 +11,18 @@ import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
 import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
-import io.grpc.InsecureServerCredentials;
 import io.grpc.ManagedChannel;
-import io.grpc.Metadata;
-import io.grpc.Server;
-import io.grpc.ServerCall;
-import io.grpc.ServerCallHandler;
-import io.grpc.ServerInterceptor;
-import io.grpc.ServerInterceptors;
-import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthGrpc;
-import io.grpc.protobuf.services.HealthStatusManager;
 import io.steelyard.discovery.EtcdNameResolverProvider;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.testkit.EtcdCluster;
-import java.io.IOException;
-import java.net.InetSocketAddress;
+import io.steelyard.testkit.grpc.CountingHealthServers;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -64,8 +52,7 @@ class ServiceConfigFromRegistryIT {
   @RegisterExtension
   static final EtcdCluster etcd = EtcdCluster.builder().backend(EtcdCluster.Backend.BINARY).build();
 
-  private final List<Server> servers = new ArrayList<>();
-  private final List<AtomicInteger> served = new ArrayList<>();
+  private final CountingHealthServers servers = new CountingHealthServers();
   private final ListAppender<ILoggingEvent> logs = new ListAppender<>();
   private final Logger choiceLogger =
       (Logger) LoggerFactory.getLogger("io.steelyard.discovery.ServiceConfigChoice");
@@ -87,9 +74,7 @@ class ServiceConfigFromRegistryIT {
     if (channel != null) {
       channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
     }
-    for (Server s : servers) {
-      s.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
-    }
+    servers.close();
     writer.close();
   }
 
@@ -98,11 +83,11 @@ class ServiceConfigFromRegistryIT {
     HealthGrpc.HealthBlockingStub stub = twoServersWeighted1And3();
 
     // Nothing stored, nothing named by the channel: weighted_random, both servers get calls.
-    int[] fallback = callAndCount(stub, 400);
+    int[] fallback = servers.callAndCount(stub, 400);
     assertThat(fallback[1]).as("weighted_random over 1:3: %s", Arrays.toString(fallback)).isBetween(240, 360);
 
     assertThat(cli("config", "set", service, PICK_FIRST).exitCode()).isZero();
-    await().atMost(Duration.ofSeconds(10)).until(() -> oneServerTakesAll(callAndCount(stub, 40)));
+    await().atMost(Duration.ofSeconds(10)).until(() -> oneServerTakesAll(servers.callAndCount(stub, 40)));
 
     assertThat(cli("config", "set", service, ROUND_ROBIN).exitCode()).isZero();
     awaitExactRoundRobin(stub);
@@ -131,15 +116,15 @@ class ServiceConfigFromRegistryIT {
 
     long bad = put("/services/.config/" + service, BAD_CHOICE_COUNT);
     await().atMost(Duration.ofSeconds(10)).until(() -> ignoredLines(bad) == 1);
-    assertThat(callAndCount(stub, 400)).as("still weighted_round_robin_static").containsExactly(100, 300);
+    assertThat(servers.callAndCount(stub, 400)).as("still weighted_round_robin_static").containsExactly(100, 300);
 
     long garbled = put("/services/.config/" + service, "{\"loadBalancingConfig\":");
     await().atMost(Duration.ofSeconds(10)).until(() -> ignoredLines(garbled) == 1);
-    assertThat(callAndCount(stub, 400)).containsExactly(100, 300);
+    assertThat(servers.callAndCount(stub, 400)).containsExactly(100, 300);
 
     // A good config after the bad ones applies.
     put("/services/.config/" + service, PICK_FIRST);
-    await().atMost(Duration.ofSeconds(10)).until(() -> oneServerTakesAll(callAndCount(stub, 40)));
+    await().atMost(Duration.ofSeconds(10)).until(() -> oneServerTakesAll(servers.callAndCount(stub, 40)));
     assertThat(ignoredLines(bad)).as("one line per bad revision").isEqualTo(1);
   }
 
@@ -157,7 +142,7 @@ class ServiceConfigFromRegistryIT {
       // weighted_round_robin_static, not the weighted_random fallback (which would rarely give
       // exactly 1:3 twice in 400 calls).
       awaitExactRoundRobin(secondStub);
-      assertThat(callAndCount(secondStub, 400)).containsExactly(100, 300);
+      assertThat(servers.callAndCount(secondStub, 400)).containsExactly(100, 300);
     } finally {
       second.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
     }
@@ -167,21 +152,21 @@ class ServiceConfigFromRegistryIT {
   void aDeletedConfigGivesTheChannelItsFallbackBack() throws Exception {
     HealthGrpc.HealthBlockingStub stub = twoServersWeighted1And3();
     assertThat(cli("config", "set", service, PICK_FIRST).exitCode()).isZero();
-    await().atMost(Duration.ofSeconds(10)).until(() -> oneServerTakesAll(callAndCount(stub, 40)));
+    await().atMost(Duration.ofSeconds(10)).until(() -> oneServerTakesAll(servers.callAndCount(stub, 40)));
 
     Cli.Result r = cli("config", "delete", service);
 
     assertThat(r.exitCode()).as(r.toString()).isZero();
     await().atMost(Duration.ofSeconds(10)).until(() -> {
-      int[] c = callAndCount(stub, 40);
+      int[] c = servers.callAndCount(stub, 40);
       return c[0] > 0 && c[1] > 0;
     });
   }
 
   @Test
   void aChannelThatDisablesLookupsKeepsItsOwnPolicy() throws Exception {
-    int a = startServer();
-    int b = startServer();
+    int a = servers.start();
+    int b = servers.start();
     register(a, 1);
     register(b, 3);
     assertThat(cli("config", "set", service, PICK_FIRST).exitCode()).isZero();
@@ -196,8 +181,8 @@ class ServiceConfigFromRegistryIT {
 
   @Test
   void withAnEmptyFallbackTheChannelsOwnDefaultAppliesUntilAConfigIsStored() throws Exception {
-    int a = startServer();
-    int b = startServer();
+    int a = servers.start();
+    int b = servers.start();
     register(a, 1);
     register(b, 3);
     channel = Grpc.newChannelBuilder(target(), InsecureChannelCredentials.create())
@@ -209,20 +194,20 @@ class ServiceConfigFromRegistryIT {
 
     assertThat(cli("config", "set", service, PICK_FIRST).exitCode()).isZero();
 
-    await().atMost(Duration.ofSeconds(10)).until(() -> oneServerTakesAll(callAndCount(stub, 40)));
+    await().atMost(Duration.ofSeconds(10)).until(() -> oneServerTakesAll(servers.callAndCount(stub, 40)));
   }
 
   // ------------------------------------------------------------------ helpers
 
   private HealthGrpc.HealthBlockingStub twoServersWeighted1And3() throws Exception {
-    int a = startServer();
-    int b = startServer();
+    int a = servers.start();
+    int b = servers.start();
     register(a, 1);
     register(b, 3);
     channel = Grpc.newChannelBuilder(target(), InsecureChannelCredentials.create()).build();
     HealthGrpc.HealthBlockingStub stub = HealthGrpc.newBlockingStub(channel).withWaitForReady();
     await().atMost(Duration.ofSeconds(10)).until(() -> {
-      int[] c = callAndCount(stub, 8);
+      int[] c = servers.callAndCount(stub, 8);
       return c[0] > 0 && c[1] > 0;
     });
     return stub;
@@ -230,8 +215,8 @@ class ServiceConfigFromRegistryIT {
 
   /** Both READY under weighted_round_robin_static: every 4 picks give 1 and 3. */
   private void awaitExactRoundRobin(HealthGrpc.HealthBlockingStub stub) {
-    await().atMost(Duration.ofSeconds(10)).until(() -> Arrays.equals(callAndCount(stub, 40), new int[] {10, 30}));
-    assertThat(callAndCount(stub, 400)).containsExactly(100, 300);
+    await().atMost(Duration.ofSeconds(10)).until(() -> Arrays.equals(servers.callAndCount(stub, 40), new int[] {10, 30}));
+    assertThat(servers.callAndCount(stub, 400)).containsExactly(100, 300);
   }
 
   private static boolean oneServerTakesAll(int[] c) {
@@ -270,33 +255,5 @@ class ServiceConfigFromRegistryIT {
         .put(ByteSequence.from(key, StandardCharsets.UTF_8), ByteSequence.from(value, StandardCharsets.UTF_8))
         .get(10, TimeUnit.SECONDS)
         .getHeader().getRevision();
-  }
-
-  private int startServer() throws IOException {
-    AtomicInteger count = new AtomicInteger();
-    ServerInterceptor counting = new ServerInterceptor() {
-      @Override
-      public <Q, R> ServerCall.Listener<Q> interceptCall(
-          ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next) {
-        count.incrementAndGet();
-        return next.startCall(call, headers);
-      }
-    };
-    Server s = Grpc.newServerBuilderForPort(0, InsecureServerCredentials.create())
-        .addService(ServerInterceptors.intercept(new HealthStatusManager().getHealthService(), counting))
-        .build()
-        .start();
-    servers.add(s);
-    served.add(count);
-    return ((InetSocketAddress) s.getListenSockets().get(0)).getPort();
-  }
-
-  private int[] callAndCount(HealthGrpc.HealthBlockingStub stub, int calls) {
-    int a0 = served.get(0).get();
-    int b0 = served.get(1).get();
-    for (int i = 0; i < calls; i++) {
-      stub.withDeadlineAfter(5, TimeUnit.SECONDS).check(HealthCheckRequest.getDefaultInstance());
-    }
-    return new int[] {served.get(0).get() - a0, served.get(1).get() - b0};
-  }
+   }
 }

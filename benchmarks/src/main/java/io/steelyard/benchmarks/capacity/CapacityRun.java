@@ -1,13 +1,12 @@
 package io.steelyard.benchmarks.capacity;
 
 import io.grpc.CallOptions;
-import io.grpc.ClientCall;
 import io.grpc.EquivalentAddressGroup;
 import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
 import io.grpc.stub.ClientCalls;
-import io.grpc.stub.StreamObserver;
+import io.steelyard.benchmarks.CallRecorder;
 import io.steelyard.testkit.grpc.CapacityBackend;
 import io.steelyard.testkit.grpc.StaticResolverProvider;
 import java.io.IOException;
@@ -111,9 +110,7 @@ final class CapacityRun {
       }
       offsets[total++] = (long) t;
     }
-    long[] latency = new long[total];
-    boolean[] failed = new boolean[total];
-    AtomicInteger done = new AtomicInteger();
+    CallRecorder calls = new CallRecorder(total);
 
     int buckets = (int) (measuredNanos / bucketNanos);
     long[][] serverArrivals = new long[buckets][];
@@ -162,44 +159,14 @@ final class CapacityRun {
       while ((wait = due - System.nanoTime()) > 0) {
         LockSupport.parkNanos(wait);
       }
-      int index = i;
       long lag = System.nanoTime() - due;
       if (lag > maxLag) {
         maxLag = lag;
       }
-      ClientCall<String, String> call =
-          channel.newCall(
-              CapacityBackend.METHOD,
-              CallOptions.DEFAULT.withDeadlineAfter(
-                  settings.deadline().toNanos(), TimeUnit.NANOSECONDS));
-      ClientCalls.asyncUnaryCall(
-          call,
-          "",
-          new StreamObserver<>() {
-            @Override
-            public void onNext(String value) {}
-
-            @Override
-            public void onError(Throwable error) {
-              failed[index] = true;
-              finish();
-            }
-
-            @Override
-            public void onCompleted() {
-              finish();
-            }
-
-            private void finish() {
-              latency[index] = System.nanoTime() - due;
-              done.incrementAndGet();
-            }
-          });
+      calls.send(channel, i, due, settings.deadline().toNanos());
     }
     long giveUp = System.nanoTime() + settings.deadline().toNanos() + TimeUnit.SECONDS.toNanos(5);
-    while (done.get() < total && System.nanoTime() < giveUp) {
-      Thread.sleep(10); // a benchmark driver waiting for its last calls, not a test
-    }
+    calls.awaitAll(giveUp);
     while (bucket.get() <= buckets && System.nanoTime() < giveUp) {
       Thread.sleep(10);
     }
@@ -211,7 +178,9 @@ final class CapacityRun {
     }
     lastLoadAverage = loadAverage();
     lastMaxLagMillis = maxLag / 1e6;
-    lastIncomplete = total - done.get();
+    lastIncomplete = total - calls.finished();
+    long[] latency = calls.latency();
+    boolean[] failed = calls.failed();
     if (lastIncomplete > 0) {
       // Only on a starved machine (the client's deadline timer could not run): count them as
       // failed, at the time waited so far, rather than lose the run.

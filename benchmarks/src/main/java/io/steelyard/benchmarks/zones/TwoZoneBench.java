@@ -1,7 +1,6 @@
 package io.steelyard.benchmarks.zones;
 
 import io.grpc.CallOptions;
-import io.grpc.ClientCall;
 import io.grpc.EquivalentAddressGroup;
 import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
@@ -15,7 +14,7 @@ import io.grpc.ServerInterceptors;
 import io.grpc.ForwardingServerCallListener.SimpleForwardingServerCallListener;
 import io.grpc.netty.NettyServerBuilder;
 import io.grpc.stub.ClientCalls;
-import io.grpc.stub.StreamObserver;
+import io.steelyard.benchmarks.CallRecorder;
 import io.steelyard.registry.EndpointWeights;
 import io.steelyard.registry.Localities;
 import io.steelyard.testkit.grpc.CapacityBackend;
@@ -36,7 +35,6 @@ import java.util.Random;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -227,9 +225,7 @@ public final class TwoZoneBench {
       offsetList.add((long) t);
     }
     int total = offsetList.size();
-    long[] latency = new long[total];
-    boolean[] failed = new boolean[total];
-    AtomicInteger done = new AtomicInteger();
+    CallRecorder calls = new CallRecorder(total);
     long start = System.nanoTime() + warmupNanos;
     long[] arrivalsAtStart = new long[backends.size()];
     boolean startMarked = false;
@@ -251,35 +247,10 @@ public final class TwoZoneBench {
         lost = true;
         servers.get(LARGEST_A).shutdownNow();
       }
-      int index = i;
-      ClientCall<String, String> call =
-          channel.newCall(CapacityBackend.METHOD,
-              CallOptions.DEFAULT.withDeadlineAfter(deadline.toNanos(), TimeUnit.NANOSECONDS));
-      ClientCalls.asyncUnaryCall(call, "", new StreamObserver<>() {
-        @Override
-        public void onNext(String value) {}
-
-        @Override
-        public void onError(Throwable t) {
-          failed[index] = true;
-          finish();
-        }
-
-        @Override
-        public void onCompleted() {
-          finish();
-        }
-
-        private void finish() {
-          latency[index] = System.nanoTime() - due;
-          done.incrementAndGet();
-        }
-      });
+      calls.send(channel, i, due, deadline.toNanos());
     }
     long giveUp = System.nanoTime() + deadline.toNanos() + TimeUnit.SECONDS.toNanos(5);
-    while (done.get() < total && System.nanoTime() < giveUp) {
-      Thread.sleep(10); // a benchmark driver waiting for its last calls, not a test
-    }
+    calls.awaitAll(giveUp);
     long local = 0;
     long remote = 0;
     for (int s = 0; s < backends.size(); s++) {
@@ -294,6 +265,8 @@ public final class TwoZoneBench {
     while (first < total && offsetList.get(first) < 0) {
       first++;
     }
+    long[] latency = calls.latency();
+    boolean[] failed = calls.failed();
     long[] measuredLatency = new long[total - first];
     int failures = 0;
     for (int i = first; i < total; i++) {
