@@ -32,7 +32,7 @@ import io.steelyard.balancer.spi.WeightedPolicyConfig;
  *
  * <pre>{@code
  * {"loadBalancingConfig": [{"weighted_least_request":
- *     {"choiceCount": 2, "errorPenalty": 3.0, "decay": "1s", "latency": false}}]}
+ *     {"choiceCount": 3, "errorPenalty": 2.25, "decay": "1s", "latency": false}}]}
  * }</pre>
  *
  * <p>Its own options ({@link WeightedPolicyConfig#LEAST_REQUEST_FIELDS}) come on top of those

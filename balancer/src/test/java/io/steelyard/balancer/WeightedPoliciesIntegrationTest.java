@@ -25,7 +25,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 /**
  * The policies through real channels to three real Netty servers on loopback. The 1:2:5
  * distribution test leaves out weighted_least_request: with one call at a time nothing is ever
- * outstanding, and it sends each call to the larger of two candidates by design.
+ * outstanding, and it sends each call to the largest of its candidates by design.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class WeightedPoliciesIntegrationTest {

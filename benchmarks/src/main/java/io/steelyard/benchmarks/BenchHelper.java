@@ -101,7 +101,7 @@ final class BenchHelper {
    * <p>Readiness is read from connectivity state, never from picks: every subchannel the balancer
    * created is moved to READY and the balancer must then publish READY. Picking until every
    * endpoint has been seen would not end for {@code weighted_least_request}, whose idle picks go
-   * to the heavier of two candidates, so the lightest endpoints are rarely or never picked.
+   * to the heaviest of its candidates, so the lightest endpoints are rarely or never picked.
    */
   LoadBalancer.SubchannelPicker readyPicker(int[] weights) {
     resolve(endpoints(weights));

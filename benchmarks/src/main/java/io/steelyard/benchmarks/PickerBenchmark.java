@@ -35,7 +35,7 @@ import org.openjdk.jmh.annotations.Warmup;
  * balancer's last published state to be READY, and measures the picker published with it. No
  * pick is made before the measurement, so no policy can stall the setup: a check that picked
  * until every endpoint had been returned would never end for {@code weighted_least_request},
- * whose picks with no call outstanding go to the heavier of two candidates, so the lightest
+ * whose picks with no call outstanding go to the heaviest of the candidates, so the lightest
  * endpoints of a skewed set are rarely or never picked.
  *
  * <ul>
@@ -47,7 +47,7 @@ import org.openjdk.jmh.annotations.Warmup;
  *       (health-checking wrapper included).
  *   <li>{@code *_bare}: ours without the health-checking wrapper, to compare with
  *       {@code round_robin_util}.
- *   <li>{@code weighted_least_request(_bare)}: ours, P2C over per-endpoint load; a pick only (no
+ *   <li>{@code weighted_least_request(_bare)}: ours, the best of a few candidates by per-endpoint load; a pick only (no
  *       call is started, so every endpoint's count stays 0 and both candidates are compared).
  *   <li>{@code least_request_experimental}: grpc-xds's P2C least request, from the registry
  *       (health-checking wrapper included, as for round_robin): the same stream-tracer need.

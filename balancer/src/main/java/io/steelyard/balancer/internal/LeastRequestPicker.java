@@ -27,7 +27,7 @@ import javax.annotation.Nullable;
  *       idle small one (1/8 &lt; 1/1) instead of tying at 0, so at low load calls go where
  *       capacity is, and at high load outstanding calls settle in proportion to weight. This is
  *       Envoy's weighted least request, {@code weight / (active + 1)^bias}, with {@code bias = 1}
- *       (inverted: lowest score wins), used as a score over P2C candidates rather than as an EDF
+ *       (inverted: lowest score wins), used as a score over random candidates rather than as an EDF
  *       weight;
  *   <li>{@code penalty(i)} ({@link EndpointLoad#penalty()}) is 1 for an idle server and grows
  *       with a utilization it reports (ORCA);

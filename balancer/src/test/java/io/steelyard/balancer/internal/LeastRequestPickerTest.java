@@ -17,7 +17,7 @@ import java.util.Deque;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
 
-/** The P2C choice and the score, with scripted draws and fake time. */
+/** The choice among candidates and the score, with scripted draws and fake time. */
 class LeastRequestPickerTest {
 
   private final FakeTicker ticker = new FakeTicker();

@@ -137,10 +137,10 @@ class WeightedLeastRequestBalancerTest {
     allReady();
     SubchannelPicker defaultPicker = helper.lastPicker();
 
-    resolve(WeightedPolicyConfig.builder().choiceCount(3).build(), eag(A, 1), eag(B, 1), eag(C, 1));
+    resolve(WeightedPolicyConfig.builder().choiceCount(4).build(), eag(A, 1), eag(B, 1), eag(C, 1));
 
     assertThat(helper.lastPicker()).isNotEqualTo(defaultPicker);
-    assertThat(helper.lastPicker().toString()).contains("choiceCount=3");
+    assertThat(helper.lastPicker().toString()).contains("choiceCount=4");
     assertThat(helper.createdSubchannels()).hasSize(3);
   }
 
