@@ -21,7 +21,7 @@ import java.util.Map;
  *
  * <pre>{@code
  * {"loadBalancingConfig": [{"weighted_least_request_orca":
- *     {"choiceCount": 2, "enableOobLoadReport": false, "oobReportingPeriod": "10s"}}]}
+ *     {"choiceCount": 3, "enableOobLoadReport": false, "oobReportingPeriod": "10s"}}]}
  * }</pre>
  *
  * <p>Every option of {@code weighted_least_request} (and those every weighted policy shares: slow
