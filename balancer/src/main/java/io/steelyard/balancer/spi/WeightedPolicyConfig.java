@@ -83,9 +83,9 @@ public final class WeightedPolicyConfig {
    * Default {@value}, one more than grpc's and Envoy's least request: with two candidates a call
    * meets a server failing some of its calls in nearly half the picks, and the healthy servers'
    * queues grew to keep it from the failing one; a third candidate more often finds a healthy
-   * server with a free worker. In the capacity benchmark's scenario (d) it kept p99 within 1.1x of
-   * the best policy in every mix where two candidates did not (see docs/benchmarks.md); a pick
-   * costs one more draw and one more load read.
+   * server with a free worker. In the capacity benchmark's scenario (d) it brought p99 from 1.2x
+   * the best policy's to within about 3 ms of the 1.1x + 3 ms target, still failing the fewest
+   * calls (see docs/benchmarks.md); a pick costs one more draw and one more load read.
    */
   public static final int DEFAULT_CHOICE_COUNT = 3;
 
