@@ -53,6 +53,24 @@ final class Greeters implements AutoCloseable {
     }
   }
 
+  /**
+   * A free port below Linux's ephemeral range (32768 and up), for a server that restarts on its
+   * own port: a port from the ephemeral range, released for the restart, can meanwhile become the
+   * local port of any outgoing connection on the machine, and the restart then fails to bind.
+   */
+  static int freePortToRestartOn() throws IOException {
+    java.util.Random random = new java.util.Random();
+    for (int attempt = 0; attempt < 100; attempt++) {
+      int port = 20_000 + random.nextInt(12_000);
+      try (ServerSocket s = new ServerSocket(port, 50, java.net.InetAddress.getLoopbackAddress())) {
+        return s.getLocalPort();
+      } catch (IOException taken) {
+        // try another
+      }
+    }
+    throw new IOException("no free port in 20000..31999 after 100 attempts");
+  }
+
   @Override
   public void close() {
     synchronized (servers) {

@@ -27,7 +27,13 @@ class RollingRestartIT {
   void rollingRestartUnderLoadFailsNoCall() throws Exception {
     String service = "rolling";
     try (Greeters greeters = new Greeters(etcd.endpoints(), service)) {
-      List<GreeterServer> servers = List.of(greeters.start(1), greeters.start(2), greeters.start(5));
+      // Each server restarts on its own port: ports outside the ephemeral range, so that no
+      // outgoing connection takes one while it is released.
+      List<GreeterServer> servers =
+          List.of(
+              greeters.start(1, Greeters.freePortToRestartOn()),
+              greeters.start(2, Greeters.freePortToRestartOn()),
+              greeters.start(5, Greeters.freePortToRestartOn()));
 
       try (GreeterClient client =
               GreeterClient.builder(etcd.endpoints(), service).policy("weighted_random").retry(false).build();
