@@ -13,10 +13,9 @@ import io.grpc.InternalFeatureFlags;
 import io.grpc.ManagedChannel;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.testkit.EtcdCluster;
+import io.steelyard.testkit.FreePorts;
 import io.steelyard.testkit.grpc.RecordingLoadBalancerProvider;
-import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -66,10 +65,8 @@ class TargetFormsIT {
   }
 
   /** A loopback port nobody listens on: an etcd member that is down. */
-  private static String deadMember() throws IOException {
-    try (ServerSocket s = new ServerSocket(0)) {
-      return "127.0.0.1:" + s.getLocalPort();
-    }
+  private static String deadMember() {
+    return "127.0.0.1:" + FreePorts.one();
   }
 
   private ManagedChannel channel(String target) {
@@ -88,7 +85,7 @@ class TargetFormsIT {
   }
 
   @Test
-  void queryFormNamesSeveralMembers() throws IOException {
+  void queryFormNamesSeveralMembers() {
     put(writer, "/services/query-form/127.0.0.1:7001", "127.0.0.1:7001|2");
     // The first member named is down: the channel still resolves through the second.
     channel("etcd:///query-form?endpoints=" + deadMember() + "," + member());
@@ -115,7 +112,7 @@ class TargetFormsIT {
    * The day grpc accepts it, this test fails and the docs can bring the form back.
    */
   @Test
-  void hostListInTheAuthorityNeedsGrpcsLegacyUriParsing() throws IOException {
+  void hostListInTheAuthorityNeedsGrpcsLegacyUriParsing() {
     String target = "etcd://" + deadMember() + "," + member() + "/comma-form";
     assertThat(InternalFeatureFlags.getRfc3986UrisEnabled()).isTrue();
     assertThatThrownBy(() -> channel(target))

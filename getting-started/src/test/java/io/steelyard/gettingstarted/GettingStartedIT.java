@@ -11,8 +11,8 @@ import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.options.GetOption;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.testkit.EtcdCluster;
+import io.steelyard.testkit.FreePorts;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -110,7 +110,7 @@ class GettingStartedIT {
     long serverStart = System.nanoTime();
     build(server);
     long serverBuilt = System.nanoTime();
-    int port = freePort();
+    int port = FreePorts.one();
     String address = "127.0.0.1:" + port;
     Process s = start(server, List.of(
         JAVA.toString(), "-cp", classpath(server), "com.example.greeter.GreeterServer", "" + port));
@@ -257,12 +257,6 @@ class GettingStartedIT {
 
   private static String[] repeat(String s, int n) {
     return Stream.generate(() -> s).limit(n).toArray(String[]::new);
-  }
-
-  private static int freePort() throws IOException {
-    try (ServerSocket socket = new ServerSocket(0)) {
-      return socket.getLocalPort();
-    }
   }
 
   private static void deleteRecursively(Path dir) throws IOException {

@@ -81,10 +81,6 @@ public final class ChildGreeter implements AutoCloseable {
     return address;
   }
 
-  int port() {
-    return Integer.parseInt(address.substring(address.lastIndexOf(':') + 1));
-  }
-
   /** SIGKILL, as a crash: no deregistration, the lease lives on until its TTL. */
   public void kill() throws InterruptedException {
     process.destroyForcibly();

@@ -15,6 +15,7 @@ import io.steelyard.registry.ServiceInstance;
 import io.steelyard.registry.ValueCodec;
 import io.steelyard.registry.ValueFormat;
 import io.steelyard.testkit.EtcdCluster;
+import io.steelyard.testkit.FreePorts;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
@@ -60,7 +61,7 @@ class ClientKeepsWorkingIT {
     GreeterServer a = greeters.start(1);
     GreeterServer b = greeters.start(1);
     // Registered but not listening: what a client sees after a crash, until the lease expires.
-    int downPort = Greeters.freePort();
+    int downPort = FreePorts.one();
     String down = "127.0.0.1:" + downPort;
     try (Client kv = EtcdConnection.of(etcd.endpoints()).connect()) {
       long lease = kv.getLeaseClient().grant(60).get(5, TimeUnit.SECONDS).getID();
@@ -122,7 +123,8 @@ class ClientKeepsWorkingIT {
   void serverRestartedOnItsAddressIsCalledAgain() throws Exception {
     greeters.start(1);
     greeters.start(1);
-    child = ChildGreeter.start(childArgs());
+    int port = FreePorts.one();
+    child = ChildGreeter.start(childArgs("--port", Integer.toString(port)));
     String address = child.address();
 
     try (GreeterClient client = client(true);
@@ -130,7 +132,7 @@ class ClientKeepsWorkingIT {
       await().atMost(Duration.ofSeconds(30)).until(() -> load.callsTo(address) >= 300);
       child.kill();
       long before = load.callsTo(address);
-      child = ChildGreeter.start(childArgs("--port", Integer.toString(child.port())));
+      child = ChildGreeter.start(childArgs("--port", Integer.toString(port)));
       assertThat(child.address()).isEqualTo(address);
       await().atMost(Duration.ofSeconds(30)).until(() -> load.callsTo(address) >= before + 300);
       assertThat(load.failures()).as("failed calls").isEmpty();

@@ -1,8 +1,6 @@
 package io.steelyard.it;
 
 import io.steelyard.examples.GreeterServer;
-import java.io.IOException;
-import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -24,7 +22,10 @@ final class Greeters implements AutoCloseable {
     return start(weight, 0);
   }
 
-  /** A registered server on {@code port} (0 = any). */
+  /**
+   * A registered server on {@code port} (0 = any). A server that will restart on its port takes
+   * one from {@link FreePorts#one()}, below the range outgoing connections take ports from.
+   */
   GreeterServer start(int weight, int port) {
     return add(builder().weight(weight).port(port).build().start());
   }
@@ -44,31 +45,6 @@ final class Greeters implements AutoCloseable {
       servers.add(server);
     }
     return server;
-  }
-
-  /** A loopback port nothing listens on (right now). */
-  static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0)) {
-      return s.getLocalPort();
-    }
-  }
-
-  /**
-   * A free port below Linux's ephemeral range (32768 and up), for a server that restarts on its
-   * own port: a port from the ephemeral range, released for the restart, can meanwhile become the
-   * local port of any outgoing connection on the machine, and the restart then fails to bind.
-   */
-  static int freePortToRestartOn() throws IOException {
-    java.util.Random random = new java.util.Random();
-    for (int attempt = 0; attempt < 100; attempt++) {
-      int port = 20_000 + random.nextInt(12_000);
-      try (ServerSocket s = new ServerSocket(port, 50, java.net.InetAddress.getLoopbackAddress())) {
-        return s.getLocalPort();
-      } catch (IOException taken) {
-        // try another
-      }
-    }
-    throw new IOException("no free port in 20000..31999 after 100 attempts");
   }
 
   @Override

@@ -14,6 +14,7 @@ import io.steelyard.examples.proto.HelloReply;
 import io.steelyard.examples.proto.HelloRequest;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.testkit.EtcdCluster;
+import io.steelyard.testkit.FreePorts;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
@@ -116,7 +117,7 @@ class HealthCauseIT {
 
   @Test
   void aBackendThatRefusesConnectionsIsNamedAsSuch() throws Exception {
-    int dead = Greeters.freePort();
+    int dead = FreePorts.one();
     register("dead-greeter", "127.0.0.1:" + dead + "|1");
     String[] r = greeterClient("dead-greeter", "8s");
     assertThat(r[0]).isEqualTo("1");

@@ -13,6 +13,7 @@ import io.steelyard.examples.GreeterClient;
 import io.steelyard.examples.GreeterServer;
 import io.steelyard.examples.MetricsEndpoint;
 import io.steelyard.testkit.EtcdCluster;
+import io.steelyard.testkit.FreePorts;
 import java.io.File;
 import java.io.IOException;
 import java.net.URI;
@@ -83,7 +84,7 @@ class PrometheusRoundTripIT {
         await().atMost(Duration.ofSeconds(30)).until(() ->
             load.callsTo(a.address()) >= 20 && load.callsTo(b.address()) >= 20);
 
-        int port = Greeters.freePort();
+        int port = FreePorts.one();
         Path config = dir.resolve("prometheus.yml");
         Files.writeString(config, String.join("\n",
             "global:",

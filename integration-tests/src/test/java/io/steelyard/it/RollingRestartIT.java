@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import io.steelyard.examples.GreeterClient;
 import io.steelyard.examples.GreeterServer;
 import io.steelyard.testkit.EtcdCluster;
+import io.steelyard.testkit.FreePorts;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -31,9 +32,9 @@ class RollingRestartIT {
       // outgoing connection takes one while it is released.
       List<GreeterServer> servers =
           List.of(
-              greeters.start(1, Greeters.freePortToRestartOn()),
-              greeters.start(2, Greeters.freePortToRestartOn()),
-              greeters.start(5, Greeters.freePortToRestartOn()));
+              greeters.start(1, FreePorts.one()),
+              greeters.start(2, FreePorts.one()),
+              greeters.start(5, FreePorts.one()));
 
       try (GreeterClient client =
               GreeterClient.builder(etcd.endpoints(), service).policy("weighted_random").retry(false).build();

@@ -2,8 +2,6 @@ package io.steelyard.testkit;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -309,37 +307,18 @@ final class BinaryClusterBackend implements ClusterBackend {
   }
 
   private void assignFreePorts() {
-    // Hold every probe socket until all ports are chosen so no two members get the same one.
-    List<ServerSocket> sockets = new ArrayList<>();
-    try {
-      InetAddress loopback = InetAddress.getLoopbackAddress();
-      List<Integer> ports = new ArrayList<>();
-      int perMember = tls == null ? 2 : 3;
-      while (ports.size() < members.size() * perMember) {
-        if (!presetPorts.isEmpty()) {
-          ports.add(presetPorts.poll());
-          continue;
-        }
-        ServerSocket socket = new ServerSocket(0, 1, loopback);
-        socket.setReuseAddress(true);
-        sockets.add(socket);
-        ports.add(socket.getLocalPort());
-      }
-      for (int i = 0; i < members.size(); i++) {
-        int first = perMember * i;
-        members.get(i).assignPorts(
-            ports.get(first), ports.get(first + 1), tls == null ? 0 : ports.get(first + 2));
-      }
-    } catch (IOException e) {
-      throw new UncheckedIOException("cannot find free loopback ports for etcd", e);
-    } finally {
-      for (ServerSocket socket : sockets) {
-        try {
-          socket.close();
-        } catch (IOException ignored) {
-          // a probe socket we could not close still frees its port when the JVM exits
-        }
-      }
+    int perMember = tls == null ? 2 : 3;
+    int needed = members.size() * perMember;
+    List<Integer> ports = new ArrayList<>();
+    while (ports.size() < needed && !presetPorts.isEmpty()) {
+      ports.add(presetPorts.poll());
+    }
+    // Members restart on their ports, so they take them below the ephemeral range.
+    ports.addAll(FreePorts.distinct(needed - ports.size()));
+    for (int i = 0; i < members.size(); i++) {
+      int first = perMember * i;
+      members.get(i).assignPorts(
+          ports.get(first), ports.get(first + 1), tls == null ? 0 : ports.get(first + 2));
     }
   }
 

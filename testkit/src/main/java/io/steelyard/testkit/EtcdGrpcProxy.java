@@ -4,8 +4,6 @@ import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -57,7 +55,7 @@ public final class EtcdGrpcProxy implements AutoCloseable {
       members.add(member.getRawAuthority());
     }
     Path binary = BinaryClusterBackend.resolveBinary(null);
-    int port = freePort();
+    int port = FreePorts.one();
     URI endpoint = URI.create("http://127.0.0.1:" + port);
     Path dir;
     try {
@@ -143,15 +141,6 @@ public final class EtcdGrpcProxy implements AutoCloseable {
   @Override
   public String toString() {
     return "etcd grpc-proxy@" + endpoint;
-  }
-
-  private static int freePort() {
-    try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      socket.setReuseAddress(true);
-      return socket.getLocalPort();
-    } catch (IOException e) {
-      throw new UncheckedIOException("EtcdGrpcProxy: no free loopback port", e);
-    }
   }
 
   private static String tail(Path log) {
