@@ -4,12 +4,12 @@ import static java.util.Objects.requireNonNull;
 
 import com.google.common.annotations.VisibleForTesting;
 import com.google.common.base.Ticker;
-import com.google.common.collect.ImmutableMap;
 import io.grpc.EquivalentAddressGroup;
 import io.grpc.LoadBalancer.SubchannelPicker;
 import io.steelyard.balancer.spi.LoadAwarePickerFactory;
 import io.steelyard.balancer.spi.TracerDecorator;
 import io.steelyard.balancer.spi.WeightedPolicyConfig;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Random;
@@ -34,8 +34,12 @@ final class LeastRequestPickerFactory implements LoadAwarePickerFactory {
   @Nullable private final Random random;
   private final TracerDecorator decorator;
 
-  /** The current READY endpoints' loads; replaced (not mutated) on each picker. */
-  private volatile Map<Object, EndpointLoad> loads = ImmutableMap.of();
+  /**
+   * The current READY endpoints' loads. Each picker build makes a new map and publishes it here
+   * without a copy: it is never changed after this write, so readers on other threads (out-of-band
+   * load reports) see it whole.
+   */
+  private volatile Map<Object, EndpointLoad> loads = Map.of();
 
   /** The production factory: system ticker, {@link java.util.concurrent.ThreadLocalRandom}. */
   LeastRequestPickerFactory() {
@@ -102,7 +106,7 @@ final class LeastRequestPickerFactory implements LoadAwarePickerFactory {
       pickers[g] = new LeastRequestPicker(
           childPickers[g], weights[g], pickerLoads, config.choiceCount(), config.latency(), random);
     }
-    loads = ImmutableMap.copyOf(next);
+    loads = Collections.unmodifiableMap(next);
     return pickers;
   }
 
