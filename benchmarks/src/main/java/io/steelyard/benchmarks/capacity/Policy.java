@@ -120,6 +120,17 @@ record Policy(String label, Map<String, ?> config) {
     if (!(config instanceof Map)) {
       throw new IllegalArgumentException("variant: " + text + " (expected: a JSON object after the name)");
     }
+    // Checked as the channel will check it, so that a typo stops the run before its first cell.
+    io.grpc.LoadBalancerProvider provider =
+        io.grpc.LoadBalancerRegistry.getDefaultRegistry().getProvider(name);
+    if (provider == null) {
+      throw new IllegalArgumentException("variant: " + text + ": no load-balancing policy named " + name);
+    }
+    io.grpc.NameResolver.ConfigOrError parsed =
+        provider.parseLoadBalancingPolicyConfig((Map<String, ?>) config);
+    if (parsed.getError() != null) {
+      throw new IllegalArgumentException("variant: " + text + ": " + parsed.getError().getDescription());
+    }
     return of(text, name, (Map<String, ?>) config);
   }
 
