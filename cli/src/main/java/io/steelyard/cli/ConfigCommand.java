@@ -96,7 +96,7 @@ final class ConfigCommand extends CliCommand {
       footer = {
         "",
         "Example:",
-        "  steelyard config set greeter '{\"loadBalancingConfig\":[{\"weighted_least_request\":{\"choiceCount\":3}}]}'"
+        "  steelyard config set greeter '{\"loadBalancingConfig\":[{\"weighted_least_request\":{\"choiceCount\":4}}]}'"
       })
   static final class Set extends ConfigSubcommand {
     @Parameters(index = "1", paramLabel = "CONFIG", description = "JSON, or @FILE to read it from a file.")

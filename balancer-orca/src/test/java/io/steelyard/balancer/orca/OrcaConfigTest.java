@@ -34,13 +34,13 @@ class OrcaConfigTest {
             Map.of(
                 "enableOobLoadReport", true,
                 "oobReportingPeriod", "2.5s",
-                "choiceCount", 3.0,
+                "choiceCount", 4.0,
                 "decay", "0.5s"));
 
     OrcaConfig config = (OrcaConfig) parsed.getConfig();
     assertThat(config.enableOob).isTrue();
     assertThat(config.oobPeriodNanos).isEqualTo(TimeUnit.MILLISECONDS.toNanos(2500));
-    assertThat(config.base.choiceCount()).isEqualTo(3);
+    assertThat(config.base.choiceCount()).isEqualTo(4);
     assertThat(config.base.decayNanos()).isEqualTo(TimeUnit.MILLISECONDS.toNanos(500));
   }
 
@@ -58,12 +58,12 @@ class OrcaConfigTest {
   void unknownFieldIsIgnoredAndTheRestApplies() {
     ConfigOrError parsed =
         provider.parseLoadBalancingPolicyConfig(
-            Map.of("blackoutPeriod", "10s", "enableOobLoadReport", true, "choiceCount", 3.0));
+            Map.of("blackoutPeriod", "10s", "enableOobLoadReport", true, "choiceCount", 4.0));
 
     assertThat(parsed.getError()).isNull();
     OrcaConfig config = (OrcaConfig) parsed.getConfig();
     assertThat(config.enableOob).isTrue();
-    assertThat(config.base.choiceCount()).isEqualTo(3);
+    assertThat(config.base.choiceCount()).isEqualTo(4);
   }
 
   @Test

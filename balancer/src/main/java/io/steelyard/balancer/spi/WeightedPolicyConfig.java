@@ -14,8 +14,8 @@ import javax.annotation.concurrent.Immutable;
 
 /**
  * The parsed {@code loadBalancingConfig} entry of a weighted policy, e.g. the {@code
- * {"choiceCount": 3}} in {@code {"loadBalancingConfig": [{"weighted_least_request":
- * {"choiceCount": 3}}]}}: what the channel hands the balancer in {@code
+ * {"choiceCount": 4}} in {@code {"loadBalancingConfig": [{"weighted_least_request":
+ * {"choiceCount": 4}}]}}: what the channel hands the balancer in {@code
  * ResolvedAddresses.getLoadBalancingPolicyConfig()} and the balancer hands each {@link
  * PickerFactory}.
  *
@@ -25,12 +25,12 @@ import javax.annotation.concurrent.Immutable;
  * endpoints are usable, pick among every endpoint that still has a connection) and {@link
  * SlowStartConfig#FIELD} (off by default) and the metadata subsets {@link
  * EndpointSubsets#FIELD_SUBSET} and {@link EndpointSubsets#FIELD_SPLIT} (off by default). {@code
- * weighted_least_request} (and its ORCA variant) also reads the {@link #LEAST_REQUEST_FIELDS}. A field a policy does not read keeps its default
- * here, so one immutable class serves every policy.
+ * weighted_least_request} (and its ORCA variant) also reads the {@link #LEAST_REQUEST_FIELDS}. A
+ * field a policy does not read keeps its default here, so one immutable class serves every policy.
  *
  * <pre>{@code
  * WeightedPolicyConfig config = WeightedPolicyConfig.builder()
- *     .choiceCount(3)
+ *     .choiceCount(4)
  *     .slowStart(new SlowStartConfig(TimeUnit.SECONDS.toNanos(30), 1.0, 10))
  *     .build();
  * }</pre>

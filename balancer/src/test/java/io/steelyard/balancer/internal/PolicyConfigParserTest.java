@@ -49,11 +49,11 @@ class PolicyConfigParserTest {
   @Test
   void unknownFieldsAreIgnoredAndTheKnownOnesApply() {
     ConfigOrError parsed =
-        leastRequest.parse(Map.of("choiceCount", 3.0, "zonePreference", Map.of("local", true)));
+        leastRequest.parse(Map.of("choiceCount", 4.0, "zonePreference", Map.of("local", true)));
 
     assertThat(parsed.getError()).isNull();
     assertThat(parsed.getConfig())
-        .isEqualTo(WeightedPolicyConfig.builder().choiceCount(3).build());
+        .isEqualTo(WeightedPolicyConfig.builder().choiceCount(4).build());
   }
 
   @Test
