@@ -84,8 +84,9 @@ public final class WeightedPolicyConfig {
    * meets a server failing some of its calls in nearly half the picks, and the healthy servers'
    * queues grew to keep it from the failing one; a third candidate more often finds a healthy
    * server with a free worker. In the capacity benchmark's scenario (d) it brought p99 from 1.2x
-   * the best policy's to within about 3 ms of the 1.1x + 3 ms target, still failing the fewest
-   * calls (see docs/benchmarks.md); a pick costs one more draw and one more load read.
+   * the best policy's to within 1.1x + 3 ms by the median of five runs in every mix, still failing
+   * the fewest calls (see docs/benchmarks.md); a pick costs one more draw and one more load read.
+   * Four candidates measured no better there.
    */
   public static final int DEFAULT_CHOICE_COUNT = 3;
 
