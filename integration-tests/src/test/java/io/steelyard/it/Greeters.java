@@ -24,7 +24,8 @@ final class Greeters implements AutoCloseable {
 
   /**
    * A registered server on {@code port} (0 = any). A server that will restart on its port takes
-   * one from {@link FreePorts#one()}, below the range outgoing connections take ports from.
+   * one from {@link io.steelyard.testkit.FreePorts#one()}, below the range outgoing connections
+   * take ports from.
    */
   GreeterServer start(int weight, int port) {
     return add(builder().weight(weight).port(port).build().start());
