@@ -7,6 +7,7 @@ import io.grpc.LoadBalancer.SubchannelPicker;
 import io.steelyard.balancer.spi.PickerFactory;
 import io.steelyard.balancer.spi.WeightedPolicyConfig;
 import io.steelyard.balancer.spi.ZoneRoutingConfig;
+import io.steelyard.registry.ZoneShares;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -26,7 +27,7 @@ import org.slf4j.LoggerFactory;
  * zone. The same step serves every weighted policy.
  *
  * <p><b>The formula</b> (Envoy's zone-aware routing, with registered weights where Envoy counts
- * hosts). For each zone {@code k}: {@code up(k)} = the effective weight of its READY endpoints
+ * hosts), computed by {@link ZoneShares}, the one implementation the xDS control plane shares. For each zone {@code k}: {@code up(k)} = the effective weight of its READY endpoints
  * over that of every READY endpoint; {@code exp(k)} = its declared weight over the declared
  * weight of every endpoint the balancer has (READY or not): the share of calls its callers are
  * assumed to make, callers being spread like the capacity registered. Then
@@ -155,21 +156,22 @@ final class ZoneRouting {
     }
     ZoneRoutingConfig zr = config.zoneRouting();
     Map<String, List<Integer>> byZone = new LinkedHashMap<>();
-    long total = 0;
+    Map<String, Long> up = new LinkedHashMap<>();
     for (int i : members) {
       byZone.computeIfAbsent(zones[i], z -> new ArrayList<>()).add(i);
-      total += weights[i];
+      up.merge(zones[i], (long) weights[i], Long::sum);
     }
     List<Integer> local = byZone.remove(caller);
     int localCount = local == null ? 0 : local.size();
     String where = scope.isEmpty() ? "" : " (" + scope + ")";
-    if (!registered.containsKey(caller)) {
+    ZoneShares shares = ZoneShares.of(caller, up, registered, localCount, zr.minLocalEndpoints());
+    if (shares.outcome() == ZoneShares.Outcome.NO_LOCAL_ZONE) {
       // Not a panic: the scope (e.g. a canary subset) has no server in the caller's zone at all.
       logger.debug("{}: zone {}{} has no endpoint; routing by weight across zones", policyName,
           caller, where);
       return null;
     }
-    if (localCount < zr.minLocalEndpoints()) {
+    if (shares.outcome() == ZoneShares.Outcome.TOO_FEW_LOCAL) {
       if (localPanic.add(scope)) {
         // INFO, not WARN: also what every channel sees for a moment while it connects, when a
         // server of another zone is READY first.
@@ -183,33 +185,10 @@ final class ZoneRouting {
       logger.info("{}: zone {}{} has {} READY endpoints again; routing by zone", policyName, caller,
           where, localCount);
     }
-    if (byZone.isEmpty()) {
+    if (byZone.isEmpty() || !shares.zoneAware()) {
       return null; // every READY endpoint is local: the zone-blind picker is the local one
     }
-    long localWeight = sum(weights, local);
-    long registeredTotal = 0;
-    for (long w : registered.values()) {
-      registeredTotal += w;
-    }
-    double up = (double) localWeight / total;
-    double expected =
-        registeredTotal == 0 ? up : (double) registered.getOrDefault(caller, 0L) / registeredTotal;
-    double localShare = expected <= 0 ? 1.0 : Math.min(1.0, up / expected);
-
-    String[] remoteZones = byZone.keySet().toArray(new String[0]);
-    double[] spare = new double[remoteZones.length];
-    double[] capacity = new double[remoteZones.length];
-    double spareSum = 0;
-    for (int k = 0; k < remoteZones.length; k++) {
-      capacity[k] = (double) sum(weights, byZone.get(remoteZones[k])) / total;
-      double exp =
-          registeredTotal == 0
-              ? capacity[k]
-              : (double) registered.getOrDefault(remoteZones[k], 0L) / registeredTotal;
-      spare[k] = Math.max(0, capacity[k] - exp);
-      spareSum += spare[k];
-    }
-    double[] share = spareSum > 1e-9 ? spare : capacity;
+    double localShare = shares.local();
 
     boolean liveLoad = zr.spillLoad() > 0 && factory instanceof LeastRequestPickerFactory;
     int localGroup = groups.add(toArray(local));
@@ -218,11 +197,9 @@ final class ZoneRouting {
     }
     List<Integer> remoteGroups = new ArrayList<>();
     List<Double> shareWeights = new ArrayList<>();
-    for (int k = 0; k < remoteZones.length; k++) {
-      if (share[k] > 0) {
-        remoteGroups.add(groups.add(toArray(byZone.get(remoteZones[k]))));
-        shareWeights.add(share[k]);
-      }
+    for (Map.Entry<String, Double> e : shares.remote().entrySet()) {
+      remoteGroups.add(groups.add(toArray(byZone.get(e.getKey()))));
+      shareWeights.add(e.getValue());
     }
     double max = 0;
     for (double s : shareWeights) {
@@ -248,13 +225,5 @@ final class ZoneRouting {
       out[i] = indexes.get(i);
     }
     return out;
-  }
-
-  private static long sum(int[] weights, List<Integer> indexes) {
-    long s = 0;
-    for (int i : indexes) {
-      s += weights[i];
-    }
-    return s;
   }
 }
