@@ -8,6 +8,7 @@ import io.steelyard.registry.KeyLayout;
 import io.steelyard.registry.RegistryException;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
 import javax.annotation.Nullable;
 
 /**
@@ -64,14 +65,27 @@ public final class ServiceWatcher implements AutoCloseable {
      * operator fixes it); its message is one line naming the problem.
      */
     default void onUnavailable(Throwable cause) {}
+
+    /**
+     * The stored service config of {@code service} ({@link KeyLayout#serviceConfigKey}) as its text and
+     * mod revision, or a null text when none is stored: once read, then after every change. Only
+     * for a watcher opened with {@link Builder#serviceConfig()}; never called while the key
+     * cannot be read (the last text stays). Called on the discovery thread: do not block.
+     */
+    default void onServiceConfig(String service, @Nullable String json, long modRevision) {}
   }
 
   private final WatchRegistry.Subscription subscription;
   private final AtomicReference<Snapshot> current;
+  @Nullable private final Consumer<RegistryConfig> configListener;
 
-  private ServiceWatcher(WatchRegistry.Subscription subscription, AtomicReference<Snapshot> current) {
+  private ServiceWatcher(
+      WatchRegistry.Subscription subscription,
+      AtomicReference<Snapshot> current,
+      @Nullable Consumer<RegistryConfig> configListener) {
     this.subscription = subscription;
     this.current = current;
+    this.configListener = configListener;
   }
 
   /**
@@ -106,6 +120,9 @@ public final class ServiceWatcher implements AutoCloseable {
   /** Stops delivering to this listener; the shared watch stops when its last user closes. */
   @Override
   public void close() {
+    if (configListener != null) {
+      subscription.config().removeListener(configListener);
+    }
     subscription.close();
   }
 
@@ -118,6 +135,7 @@ public final class ServiceWatcher implements AutoCloseable {
     private boolean debounceSet;
     private boolean relistSet;
     private boolean backoffSet;
+    private boolean serviceConfig;
 
     private Builder(EtcdConnection connection, String service) {
       this.connection = requireNonNull(connection, "connection");
@@ -162,6 +180,17 @@ public final class ServiceWatcher implements AutoCloseable {
       return this;
     }
 
+    /**
+     * Also follow the service's stored service config, handed to {@link
+     * Listener#onServiceConfig}; it shares the config watch of the process's {@code etcd:}
+     * channels of the service. Off by default: a plain watcher costs no config watch.
+     */
+    public Builder serviceConfig() {
+      checkState(!serviceConfig, "serviceConfig already set");
+      serviceConfig = true;
+      return this;
+    }
+
     KeyLayout layoutOrDefault() {
       return layout == null ? KeyLayout.defaults() : layout;
     }
@@ -192,9 +221,18 @@ public final class ServiceWatcher implements AutoCloseable {
           return listener.toString();
         }
       };
-      return new ServiceWatcher(
-          registry.subscribe(connection, layoutOrDefault(), service, config, adapter),
-          current);
+      WatchRegistry.Subscription subscription =
+          registry.subscribe(connection, layoutOrDefault(), service, config, adapter);
+      Consumer<RegistryConfig> configListener = null;
+      if (serviceConfig) {
+        configListener = c -> {
+          if (c.state() == RegistryConfig.State.PRESENT || c.state() == RegistryConfig.State.ABSENT) {
+            listener.onServiceConfig(service, c.json(), c.modRevision());
+          }
+        };
+        subscription.config().addListener(configListener);
+      }
+      return new ServiceWatcher(subscription, current, configListener);
     }
   }
 }
