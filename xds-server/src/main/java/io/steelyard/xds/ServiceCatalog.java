@@ -173,7 +173,7 @@ final class ServiceCatalog implements AutoCloseable {
 
   private void follow(String service) {
     log.info("Serving service {} over xDS", service);
-    watchers.put(service, ServiceWatcher.builder(connection, service).layout(layout).open(sink));
+    watchers.put(service, ServiceWatcher.builder(connection, service).layout(layout).serviceConfig().open(sink));
   }
 
   private void retry(String what, Throwable error) {

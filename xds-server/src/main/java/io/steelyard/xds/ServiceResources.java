@@ -40,6 +40,24 @@ record ServiceResources(
         VersionedResource.create(cla, XdsResources.version(List.of(cla))));
   }
 
+  /**
+   * The service with the locality weights given ({@link ZoneWeights}): this one when the
+   * assignment is byte for byte the same; Listener and Cluster are reused as they are.
+   */
+  static ServiceResources of(String service, List<ServiceInstance> instances, int[] weights) {
+    return of(service, List.of()).withAssignment(instances, weights);
+  }
+
+  ServiceResources withAssignment(List<ServiceInstance> newInstances, int[] weights) {
+    ClusterLoadAssignment cla = XdsResources.loadAssignment(service, newInstances, weights);
+    String version = XdsResources.version(List.of(cla));
+    if (version.equals(endpoints.version()) && newInstances.equals(instances)) {
+      return this;
+    }
+    return new ServiceResources(
+        service, newInstances, listener, cluster, VersionedResource.create(cla, version));
+  }
+
   /** The same service with other instances; Listener and Cluster are reused as they are. */
   ServiceResources withInstances(List<ServiceInstance> newInstances) {
     if (newInstances.equals(instances)) {

@@ -6,17 +6,21 @@ import io.envoyproxy.controlplane.cache.ConfigWatcher;
 import io.envoyproxy.controlplane.cache.DeltaResponse;
 import io.envoyproxy.controlplane.cache.DeltaWatch;
 import io.envoyproxy.controlplane.cache.DeltaXdsRequest;
+import io.envoyproxy.controlplane.cache.NodeGroup;
 import io.envoyproxy.controlplane.cache.Response;
 import io.envoyproxy.controlplane.cache.Watch;
 import io.envoyproxy.controlplane.cache.XdsRequest;
 import io.envoyproxy.controlplane.cache.v3.SimpleCache;
 import io.envoyproxy.controlplane.cache.v3.Snapshot;
+import io.envoyproxy.envoy.config.core.v3.Node;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.Consumer;
 
 /**
- * The cache, with two state-of-the-world requests answered as a client needs them:
+ * The cache, with the stream's node on every request (C-core and grpc-js send it only in a
+ * stream's first request, and the cache groups clients by node), and two state-of-the-world
+ * requests answered as a client needs them:
  *
  * <ul>
  *   <li>A NACK waits for the next change instead of being answered at once with the resources
@@ -31,10 +35,12 @@ final class WatchGuard implements ConfigWatcher {
 
   private final SimpleCache<String> cache;
   private final XdsCallbacks callbacks;
+  private final NodeGroup<String> groups;
 
-  WatchGuard(SimpleCache<String> cache, XdsCallbacks callbacks) {
+  WatchGuard(SimpleCache<String> cache, XdsCallbacks callbacks, NodeGroup<String> groups) {
     this.cache = requireNonNull(cache, "cache");
     this.callbacks = requireNonNull(callbacks, "callbacks");
+    this.groups = requireNonNull(groups, "groups");
   }
 
   @Override
@@ -45,15 +51,19 @@ final class WatchGuard implements ConfigWatcher {
       Consumer<Response> responseConsumer,
       boolean hasClusterChanged,
       boolean allowDefaultEmptyEdsUpdate) {
+    Node node = callbacks.takeStreamNode();
+    String rejected = request.hasErrorDetail() ? callbacks.takeRejectedVersion(request.v3Request()) : null;
     XdsRequest effective = request;
+    if (!request.v3Request().hasNode() && node != null) {
+      effective = XdsRequest.create(request.v3Request().toBuilder().setNode(node).build());
+    }
     Set<String> known = knownResourceNames;
-    if (ads && !request.getResourceNamesList().isEmpty() && !allServed(request)) {
+    if (ads && !request.getResourceNamesList().isEmpty() && !allServed(effective)) {
       known = Set.copyOf(request.getResourceNamesList());
     }
     if (request.hasErrorDetail()) {
-      String rejected = callbacks.takeRejectedVersion(request.v3Request());
       if (rejected != null) {
-        effective = XdsRequest.create(request.v3Request().toBuilder().setVersionInfo(rejected).build());
+        effective = XdsRequest.create(effective.v3Request().toBuilder().setVersionInfo(rejected).build());
         // The client has seen these names, it rejected them: without this the cache takes them
         // for names never sent (a NACK does not count as an ACK) and answers at once.
         known = Set.copyOf(request.getResourceNamesList());
@@ -63,7 +73,7 @@ final class WatchGuard implements ConfigWatcher {
   }
 
   private boolean allServed(XdsRequest request) {
-    Snapshot snapshot = cache.getSnapshot(XdsPublisher.GROUP);
+    Snapshot snapshot = cache.getSnapshot(groups.hash(request.v3Request().getNode()));
     return snapshot != null
         && snapshot.resources(request.getResourceType()).keySet().containsAll(request.getResourceNamesList());
   }
@@ -77,7 +87,12 @@ final class WatchGuard implements ConfigWatcher {
       boolean isWildcard,
       Consumer<DeltaResponse> responseConsumer,
       boolean hasClusterChanged) {
+    Node node = callbacks.takeStreamNode();
+    DeltaXdsRequest effective =
+        !request.v3Request().hasNode() && node != null
+            ? DeltaXdsRequest.create(request.v3Request().toBuilder().setNode(node).build())
+            : request;
     return cache.createDeltaWatch(
-        request, requesterVersion, resourceVersions, pendingResources, isWildcard, responseConsumer, hasClusterChanged);
+        effective, requesterVersion, resourceVersions, pendingResources, isWildcard, responseConsumer, hasClusterChanged);
   }
 }

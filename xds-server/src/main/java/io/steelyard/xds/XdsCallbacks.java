@@ -3,6 +3,7 @@ package io.steelyard.xds;
 import static java.util.Objects.requireNonNull;
 
 import io.envoyproxy.controlplane.server.DiscoveryServerCallbacks;
+import io.envoyproxy.envoy.config.core.v3.Node;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryRequest;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
@@ -14,7 +15,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Counts streams and responses, and reports each rejected response (NACK) once, with the node
+ * Remembers each stream's node from its first request, tells {@link Subscribers} which services
+ * each stream's assignments subscribe to, counts streams and responses, and reports each rejected response (NACK) once, with the node
  * that rejected it and the reason the node gave. A NACK changes nothing for other clients: the
  * cache keeps the rejecting client's watch at the version it last accepted.
  *
@@ -24,9 +26,17 @@ final class XdsCallbacks implements DiscoveryServerCallbacks {
 
   private static final Logger log = LoggerFactory.getLogger(XdsCallbacks.class);
 
+  private static final String EDS_TYPE = "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment";
+
   private final XdsMetrics metrics;
-  /** Node id per stream: clients may send their node only in a stream's first request. */
-  private final Map<Long, String> nodes = new ConcurrentHashMap<>();
+  private final Subscribers subscribers;
+  /** Node per stream: C-core and grpc-js send their node only in a stream's first request. */
+  private final Map<Long, Node> nodes = new ConcurrentHashMap<>();
+  /**
+   * The node of the stream whose request is being handled, from the callback to {@link
+   * #takeStreamNode}: the server calls both on the same thread, callback first.
+   */
+  private final ThreadLocal<Node> handling = new ThreadLocal<>();
   /** The last NACK logged per stream, so that a client repeating one is logged once. */
   private final Map<Long, String> lastNack = new ConcurrentHashMap<>();
   /** Per stream and type URL, the nonce and version of the last response sent. */
@@ -38,8 +48,9 @@ final class XdsCallbacks implements DiscoveryServerCallbacks {
   private final Map<DiscoveryRequest, String> rejected =
       java.util.Collections.synchronizedMap(new java.util.IdentityHashMap<>());
 
-  XdsCallbacks(XdsMetrics metrics) {
+  XdsCallbacks(XdsMetrics metrics, Subscribers subscribers) {
     this.metrics = requireNonNull(metrics, "metrics");
+    this.subscribers = requireNonNull(subscribers, "subscribers");
   }
 
   @Override
@@ -60,13 +71,17 @@ final class XdsCallbacks implements DiscoveryServerCallbacks {
   private void closed(long streamId) {
     metrics.streamClosed();
     nodes.remove(streamId);
+    subscribers.closed(streamId);
     lastNack.remove(streamId);
     sent.remove(streamId);
   }
 
   @Override
   public void onV3StreamRequest(long streamId, DiscoveryRequest request) {
-    String node = node(streamId, request.hasNode() ? request.getNode().getId() : null);
+    String node = node(streamId, request.hasNode() ? request.getNode() : null);
+    if (EDS_TYPE.equals(request.getTypeUrl())) {
+      subscribers.subscribed(streamId, request.getResourceNamesList());
+    }
     if (request.hasErrorDetail()) {
       nack(streamId, node, request.getTypeUrl(), request.getResponseNonce(),
           request.getErrorDetail().getMessage());
@@ -88,7 +103,11 @@ final class XdsCallbacks implements DiscoveryServerCallbacks {
 
   @Override
   public void onV3StreamDeltaRequest(long streamId, DeltaDiscoveryRequest request) {
-    String node = node(streamId, request.hasNode() ? request.getNode().getId() : null);
+    String node = node(streamId, request.hasNode() ? request.getNode() : null);
+    if (EDS_TYPE.equals(request.getTypeUrl())) {
+      subscribers.subscribed(
+          streamId, request.getResourceNamesSubscribeList(), request.getResourceNamesUnsubscribeList());
+    }
     if (request.hasErrorDetail()) {
       nack(streamId, node, request.getTypeUrl(), request.getResponseNonce(),
           request.getErrorDetail().getMessage());
@@ -108,12 +127,29 @@ final class XdsCallbacks implements DiscoveryServerCallbacks {
     metrics.pushed(shortType(response.getTypeUrl()));
   }
 
-  private String node(long streamId, String id) {
-    if (id != null && !id.isEmpty()) {
-      nodes.put(streamId, id);
-      return id;
+  /**
+   * The stream's node id; the stream's first node is kept, for the requests that come without
+   * one, and handed to {@link #takeStreamNode}.
+   */
+  private String node(long streamId, Node sent) {
+    Node node = nodes.get(streamId);
+    if (node == null && sent != null) {
+      node = sent;
+      nodes.put(streamId, sent);
+      subscribers.node(streamId, sent);
     }
-    return nodes.getOrDefault(streamId, "");
+    handling.set(node);
+    return node == null ? "" : node.getId();
+  }
+
+  /**
+   * The node of the stream whose request this thread is handling, or null: for the cache's
+   * grouping of requests that come without their node.
+   */
+  Node takeStreamNode() {
+    Node node = handling.get();
+    handling.remove();
+    return node;
   }
 
   private void nack(long streamId, String node, String typeUrl, String nonce, String detail) {

@@ -5,49 +5,79 @@ import static java.util.Objects.requireNonNull;
 import io.envoyproxy.controlplane.cache.v3.SimpleCache;
 import io.steelyard.discovery.ServiceWatcher;
 import io.steelyard.discovery.Snapshot;
+import io.steelyard.registry.ServiceInstance;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.Executor;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import javax.annotation.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Turns the services' views into the snapshot the xDS cache serves. Each new view of a service
- * rebuilds only that service's assignment; the cache then answers only the clients whose
- * requested versions changed.
+ * Turns the services' views into the snapshots the xDS cache serves: one per group of clients,
+ * the zone-blind group {@link #GROUP} for clients without a zone and one group per zone the
+ * clients name ({@link Subscribers#groupOf}). Each group's assignment of a service carries the
+ * locality weights for a caller of that zone ({@link ZoneWeights}); listeners and clusters are
+ * the same in every group. A new view, a change of a service's stored {@code zoneRouting} or
+ * {@code slowStart}, or of who subscribes from which zone rebuilds only that service's
+ * assignments; the cache then answers only the clients whose requested versions changed.
+ *
+ * <p>While some instance of a service ramps ({@code slowStart}), its assignments are rebuilt
+ * every {@link SlowStartRamps#step}, at most a second apart, until the last ramp has ended.
  *
  * <p>While etcd is unreachable the watchers keep their last views, marked stale: the served
  * resources stay as they were and {@link #staleness} grows.
  *
- * <p>Threading: views arrive on discovery's thread and are handed to {@code executor} (serial);
- * {@link #current()} and {@link #staleness} may be called from any thread.
+ * <p>Threading: views and configs arrive on discovery's thread, subscriptions on gRPC's; all are
+ * handed to {@code executor} (serial). {@link #current()} and {@link #staleness} may be called
+ * from any thread.
  */
-final class XdsPublisher implements ServiceWatcher.Listener {
+final class XdsPublisher implements ServiceWatcher.Listener, Subscribers.Listener {
 
-  /** Every client shares one group: what it sees depends on the names it asks for, not on who it is. */
+  /** The group of clients without a zone: the zone-blind assignments. */
   static final String GROUP = "all";
 
   private static final Logger log = LoggerFactory.getLogger(XdsPublisher.class);
 
   private final SimpleCache<String> cache;
-  private final Executor executor;
+  private final ScheduledExecutorService executor;
   private final Clock clock;
-  private final Map<String, ServiceResources> resources = new HashMap<>(); // executor only
-  private final Map<String, Snapshot> views = new HashMap<>(); // executor only
+  private final Subscribers subscribers = new Subscribers(this);
+  // Executor only:
+  private final Map<String, Snapshot> views = new HashMap<>();
+  private final Map<String, StoredPolicy> policies = new HashMap<>();
+  private final Map<String, Long> refusedRevision = new HashMap<>();
+  private final Map<String, SlowStartRamps> ramps = new HashMap<>();
+  private final Map<String, ScheduledFuture<?>> rampSteps = new HashMap<>();
+  private final Set<String> groups = new LinkedHashSet<>(List.of(GROUP));
+  private final Map<String, Map<String, ServiceResources>> resources = new HashMap<>();
+  private long revision;
   private final AtomicReference<XdsSnapshot> current = new AtomicReference<>();
   private final AtomicReference<Optional<Instant>> staleSince = new AtomicReference<>(Optional.empty());
   private final Runnable onPublish;
 
-  XdsPublisher(SimpleCache<String> cache, Executor executor, Clock clock, Runnable onPublish) {
+  XdsPublisher(
+      SimpleCache<String> cache, ScheduledExecutorService executor, Clock clock, Runnable onPublish) {
     this.cache = requireNonNull(cache, "cache");
     this.executor = requireNonNull(executor, "executor");
     this.clock = requireNonNull(clock, "clock");
     this.onPublish = requireNonNull(onPublish, "onPublish");
+  }
+
+  /** Who subscribes from which zone: fed by the stream callbacks, read for the demand. */
+  Subscribers subscribers() {
+    return subscribers;
   }
 
   @Override
@@ -60,35 +90,144 @@ final class XdsPublisher implements ServiceWatcher.Listener {
     log.warn("No listing from etcd yet, retrying: {}", cause.getMessage());
   }
 
+  @Override
+  public void onServiceConfig(String service, @Nullable String json, long modRevision) {
+    executor.execute(() -> applyConfig(service, json, modRevision));
+  }
+
+  @Override
+  public void demandChanged(Set<String> services) {
+    executor.execute(() -> {
+      Set<String> changed = new TreeSet<>();
+      for (String service : services) {
+        changed.addAll(rebuild(service));
+      }
+      publish(changed, false);
+    });
+  }
+
+  @Override
+  public void zoneSeen(String zone) {
+    executor.execute(() -> {
+      String group = Subscribers.groupOf(zone);
+      if (groups.add(group)) {
+        Set<String> changed = new TreeSet<>(Set.of(group));
+        for (String service : views.keySet()) {
+          changed.addAll(rebuild(service));
+        }
+        publish(changed, false);
+      }
+    });
+  }
+
   private void apply(Snapshot view) {
     String service = view.service();
     views.put(service, view);
-    ServiceResources before = resources.get(service);
-    ServiceResources after =
-        before == null
-            ? ServiceResources.of(service, view.instances())
-            : before.withInstances(view.instances());
-    resources.put(service, after);
+    ramps.computeIfAbsent(service, s -> new SlowStartRamps()).update(view.instances(), clock.instant());
     staleSince.set(
         views.values().stream()
             .map(Snapshot::staleSince)
             .flatMap(Optional::stream)
             .min(Instant::compareTo));
-    long revision = views.values().stream().mapToLong(Snapshot::revision).max().orElse(0);
+    long newest = views.values().stream().mapToLong(Snapshot::revision).max().orElse(0);
+    Set<String> changed = rebuild(service);
     XdsSnapshot previous = current.get();
-    if (previous != null && after == before && previous.revision() >= revision) {
+    if (previous != null && changed.isEmpty() && revision >= newest) {
       return;
     }
-    XdsSnapshot next = new XdsSnapshot(resources, Math.max(revision, previous == null ? 0 : previous.revision()));
-    current.set(next);
-    if (after != before) {
+    revision = Math.max(revision, newest);
+    if (!changed.isEmpty()) {
       log.debug("Service {} now has {} instances (revision {})", service, view.instances().size(), view.revision());
-      cache.setSnapshot(GROUP, next);
     }
+    publish(changed, true);
     onPublish.run();
   }
 
-  /** The snapshot being served, or null before the first view. */
+  private void applyConfig(String service, @Nullable String json, long modRevision) {
+    StoredPolicy policy;
+    try {
+      policy = StoredPolicy.parse(json);
+    } catch (IllegalArgumentException e) {
+      Long reported = refusedRevision.put(service, modRevision);
+      if (reported == null || reported != modRevision) {
+        log.warn("The stored service config of {} (revision {}) is refused, its zoneRouting and"
+            + " slowStart stay as they were: {}", service, modRevision, e.getMessage());
+      }
+      return;
+    }
+    refusedRevision.remove(service);
+    if (policy.equals(policies.put(service, policy))) {
+      return;
+    }
+    log.info("Service {}: zoneRouting {}, slowStart {}", service, policy.zoneRouting(),
+        policy.slowStart() == null ? "none" : policy.slowStart());
+    publish(rebuild(service), false);
+  }
+
+  /**
+   * Rebuilds the service's assignment in every group; returns the groups whose assignment
+   * changed. Schedules the ramp's next step while one runs.
+   */
+  private Set<String> rebuild(String service) {
+    Snapshot view = views.get(service);
+    if (view == null) {
+      return Set.of();
+    }
+    StoredPolicy policy = policies.getOrDefault(service, StoredPolicy.DEFAULT);
+    Instant now = clock.instant();
+    List<ServiceInstance> instances = view.instances();
+    SlowStartRamps ramp = ramps.get(service);
+    double[] factors = ramp.factors(instances, policy.slowStart(), now);
+    Map<String, Long> demand = subscribers.demand(service);
+    Set<String> changed = new TreeSet<>();
+    for (String group : groups) {
+      int[] weights =
+          ZoneWeights.weights(instances, factors, Subscribers.zoneOfGroup(group), policy.zoneRouting(), demand);
+      Map<String, ServiceResources> byService = resources.computeIfAbsent(group, g -> new HashMap<>());
+      ServiceResources before = byService.get(service);
+      ServiceResources after =
+          before == null
+              ? ServiceResources.of(service, instances, weights)
+              : before.withAssignment(instances, weights);
+      if (after != before) {
+        byService.put(service, after);
+        changed.add(group);
+      }
+    }
+    if (ramp.ramping(policy.slowStart(), now) && !rampSteps.containsKey(service)) {
+      Duration step = SlowStartRamps.step(policy.slowStart());
+      rampSteps.put(service, executor.schedule(() -> {
+        rampSteps.remove(service);
+        publish(rebuild(service), false);
+      }, step.toNanos(), TimeUnit.NANOSECONDS));
+    }
+    return changed;
+  }
+
+  /**
+   * Sets the snapshot of every group in {@code changed}, and of the zone-blind group (the one
+   * {@link #current()} returns) when {@code always}: a newer revision is worth reporting.
+   */
+  private void publish(Set<String> changed, boolean always) {
+    if (views.isEmpty()) {
+      return;
+    }
+    for (String group : groups) {
+      boolean zoneBlind = group.equals(GROUP);
+      if (!changed.contains(group) && !(zoneBlind && (always || current.get() == null))) {
+        continue;
+      }
+      XdsSnapshot next = new XdsSnapshot(resources.getOrDefault(group, Map.of()), revision);
+      if (zoneBlind) {
+        current.set(next);
+      }
+      if (changed.contains(group)) {
+        cache.setSnapshot(group, next);
+      }
+    }
+  }
+
+  /** The zone-blind snapshot being served, or null before the first view. */
   XdsSnapshot current() {
     return current.get();
   }

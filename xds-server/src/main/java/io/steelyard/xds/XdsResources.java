@@ -128,16 +128,34 @@ final class XdsResources {
    * watcher's order, by address).
    */
   static ClusterLoadAssignment loadAssignment(String service, List<ServiceInstance> instances) {
+    int[] weights = new int[instances.size()];
+    for (int i = 0; i < weights.length; i++) {
+      weights[i] = Math.max(1, instances.get(i).weight());
+    }
+    return loadAssignment(service, instances, weights);
+  }
+
+  /**
+   * The assignment of {@code service} with the locality (and endpoint) weights given, one per
+   * instance and each at least 1, as {@link ZoneWeights} computes them for a caller's zone.
+   */
+  static ClusterLoadAssignment loadAssignment(
+      String service, List<ServiceInstance> instances, int[] weights) {
     ClusterLoadAssignment.Builder cla = ClusterLoadAssignment.newBuilder().setClusterName(service);
-    for (ServiceInstance instance : instances) {
-      cla.addEndpoints(localityOf(instance));
+    for (int i = 0; i < weights.length; i++) {
+      cla.addEndpoints(localityOf(instances.get(i), weights[i]));
     }
     return cla.build();
   }
 
   static LocalityLbEndpoints localityOf(ServiceInstance instance) {
+    return localityOf(instance, Math.max(1, instance.weight()));
+  }
+
+  /** One instance's locality with weight {@code served} (at least 1): see the class comment. */
+  static LocalityLbEndpoints localityOf(ServiceInstance instance, int served) {
     boolean drained = instance.weight() == 0;
-    UInt32Value weight = UInt32Value.of(drained ? 1 : instance.weight());
+    UInt32Value weight = UInt32Value.of(drained ? 1 : Math.max(1, served));
     HostAndPort hostPort = HostAndPort.fromString(instance.address());
     LbEndpoint.Builder endpoint =
         LbEndpoint.newBuilder()

@@ -5,8 +5,10 @@ import static com.google.common.base.Preconditions.checkState;
 import static java.util.Objects.requireNonNull;
 
 import com.google.common.util.concurrent.ThreadFactoryBuilder;
+import io.envoyproxy.controlplane.cache.NodeGroup;
 import io.envoyproxy.controlplane.cache.v3.SimpleCache;
 import io.envoyproxy.controlplane.server.V3DiscoveryServer;
+import io.envoyproxy.envoy.config.core.v3.Node;
 import io.grpc.InsecureServerCredentials;
 import io.grpc.Server;
 import io.grpc.ServerCredentials;
@@ -79,15 +81,21 @@ public final class XdsServer implements AutoCloseable {
     this.executor =
         Executors.newSingleThreadScheduledExecutor(
             new ThreadFactoryBuilder().setNameFormat("steelyard-xds-%d").setDaemon(true).build());
-    SimpleCache<String> cache = new SimpleCache<>(node -> XdsPublisher.GROUP);
+    // One snapshot per zone the clients name, one for clients without a zone (Subscribers).
+    NodeGroup<String> groups = this::groupOf;
+    SimpleCache<String> cache = new SimpleCache<>(groups);
     health.setStatus("", ServingStatus.NOT_SERVING);
     this.publisher =
         new XdsPublisher(cache, executor, config.clock, () -> health.setStatus("", ServingStatus.SERVING));
     this.metrics = new XdsMetrics(config.meterRegistry, publisher);
-    XdsCallbacks callbacks = new XdsCallbacks(metrics);
-    this.discovery = new V3DiscoveryServer(callbacks, new WatchGuard(cache, callbacks));
+    XdsCallbacks callbacks = new XdsCallbacks(metrics, publisher.subscribers());
+    this.discovery = new V3DiscoveryServer(callbacks, new WatchGuard(cache, callbacks, groups));
     this.catalog =
         new ServiceCatalog(config.connection, config.layout, config.services, publisher, executor);
+  }
+
+  private String groupOf(Node node) {
+    return publisher.subscribers().groupOf(node);
   }
 
   public static Builder builder(EtcdConnection connection) {
