@@ -1,6 +1,8 @@
 # shellcheck shell=bash
 # Reads the surefire and failsafe XML reports a build left under */target and prints what they
 # say: the slowest test classes and the test count. Sourced by scripts/test and scripts/flake.
+# Every pipeline reads its input to the end (awk 'NR <= n', not head), so none dies of SIGPIPE
+# under `set -o pipefail`.
 
 # The N (default 15) slowest test classes of every report under the current directory, slowest
 # first, as "seconds  tests  class".
@@ -14,7 +16,7 @@ steelyard_slowest_classes() {
       if (match($0, / time="[^"]*"/)) { t = substr($0, RSTART + 7, RLENGTH - 8); gsub(",", "", t); time = t + 0 }
       if (match($0, / tests="[^"]*"/)) tests = substr($0, RSTART + 8, RLENGTH - 9) + 0
       if (name != "") printf "%9.1f s %5d  %s\n", time, tests, name
-    }' | sort -rn | head -n "$n"
+    }' | sort -rn | awk -v n="$n" 'NR <= n'
 }
 
 # "tests=T failures=F errors=E skipped=S" summed over every report under the current directory.
