@@ -11,16 +11,18 @@ import io.etcd.jetcd.kv.GetResponse;
 import io.etcd.jetcd.options.GetOption;
 import io.steelyard.registry.DecodedValue;
 import io.steelyard.registry.KeyLayout;
-import io.steelyard.registry.Validation;
 import io.steelyard.registry.ValueCodec;
 import io.steelyard.registry.internal.EtcdCalls;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import javax.annotation.Nullable;
 
@@ -50,6 +52,7 @@ final class FleetListing {
   private final Metrics metrics;
   private final Clock clock;
   private final AtomicBoolean listing = new AtomicBoolean();
+  private final CountDownLatch firstAnswer = new CountDownLatch(1);
 
   @Nullable private volatile Listing last;
   @Nullable private volatile Instant attemptedAt;
@@ -77,7 +80,7 @@ final class FleetListing {
       return;
     }
     attemptedAt = now;
-    String root = layout.prefix() + "/";
+    String root = layout.registryPrefix();
     calls.call("list " + root,
             () -> client.getKVClient().get(bytes(root), GetOption.builder().isPrefix(true).build()))
         .whenComplete(
@@ -89,7 +92,7 @@ final class FleetListing {
                   }
                   failure = errors.describe(e);
                 } else {
-                  Listing l = parse(r, root);
+                  Listing l = parse(r);
                   last = l;
                   failingSince = null;
                   failure = null;
@@ -99,6 +102,7 @@ final class FleetListing {
                 }
               } finally {
                 listing.set(false);
+                firstAnswer.countDown();
               }
             });
   }
@@ -108,20 +112,20 @@ final class FleetListing {
     return last != null || failure != null;
   }
 
-  private Listing parse(GetResponse r, String root) {
+  /**
+   * Waits up to {@code timeout} for the first listing to succeed or fail; whether it did. The
+   * listing itself is bounded by the etcd call timeout, so a timeout a little longer is enough.
+   */
+  boolean awaitFirstAnswer(Duration timeout) throws InterruptedException {
+    return firstAnswer.await(timeout.toNanos(), TimeUnit.NANOSECONDS);
+  }
+
+  private Listing parse(GetResponse r) {
     Map<String, List<KeyValue>> byService = new TreeMap<>();
     for (KeyValue kv : r.getKvs()) {
-      String key = kv.getKey().toString(StandardCharsets.UTF_8);
-      String rest = key.substring(root.length());
-      int slash = rest.indexOf('/');
-      if (slash <= 0 || slash == rest.length() - 1) {
-        continue;
-      }
-      String service = rest.substring(0, slash);
-      // Drain notes (.drained) and anything else that is not a service name are not services.
-      if (Validation.isValidServiceName(service)) {
-        byService.computeIfAbsent(service, s -> new ArrayList<>()).add(kv);
-      }
+      // Drain notes, service configs and any key that is not an instance key are no services.
+      layout.serviceOf(kv.getKey().toString(StandardCharsets.UTF_8))
+          .ifPresent(service -> byService.computeIfAbsent(service, s -> new ArrayList<>()).add(kv));
     }
     List<Service> services = new ArrayList<>();
     for (Map.Entry<String, List<KeyValue>> e : byService.entrySet()) {

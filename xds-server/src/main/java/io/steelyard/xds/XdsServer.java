@@ -68,7 +68,7 @@ public final class XdsServer implements AutoCloseable {
   private final HealthStatusManager health = new HealthStatusManager();
   private final XdsPublisher publisher;
   private final XdsMetrics metrics;
-  private final ServiceCatalog catalog;
+  private final ServedServices served;
   private final V3DiscoveryServer discovery;
   private final Object lock = new Object();
   @Nullable private Server server; // guarded by lock
@@ -86,8 +86,8 @@ public final class XdsServer implements AutoCloseable {
     this.metrics = new XdsMetrics(config.meterRegistry, publisher);
     XdsCallbacks callbacks = new XdsCallbacks(metrics);
     this.discovery = new V3DiscoveryServer(callbacks, new WatchGuard(cache, callbacks));
-    this.catalog =
-        new ServiceCatalog(config.connection, config.layout, config.services, publisher, executor);
+    this.served =
+        new ServedServices(config.connection, config.layout, config.services, publisher, executor);
   }
 
   public static Builder builder(EtcdConnection connection) {
@@ -116,7 +116,7 @@ public final class XdsServer implements AutoCloseable {
         throw new UncheckedIOException("xds: cannot listen on " + config.host + ":" + config.port, e);
       }
       server = s;
-      catalog.start();
+      served.start();
       log.info("xDS control plane on port {}, services {}, etcd {}",
           port(), config.services == null ? "all" : config.services, config.connection.endpointsString());
       return this;
@@ -186,7 +186,7 @@ public final class XdsServer implements AutoCloseable {
         }
       }
     }
-    catalog.close();
+    served.close();
     executor.shutdown();
     try {
       if (!executor.awaitTermination(5, TimeUnit.SECONDS)) {

@@ -34,9 +34,9 @@ import org.slf4j.LoggerFactory;
  * <p>Threading: thread-safe. Watcher callbacks only store and signal; the blocking read runs on
  * the executor passed in, one at a time.
  */
-final class ServiceView implements AutoCloseable {
+final class ServicePage implements AutoCloseable {
 
-  private static final Logger logger = LoggerFactory.getLogger(ServiceView.class);
+  private static final Logger logger = LoggerFactory.getLogger(ServicePage.class);
 
   /**
    * How often lease TTLs and drain notes are read again without a change: one range read plus one
@@ -64,7 +64,7 @@ final class ServiceView implements AutoCloseable {
   private volatile long lastViewedMillis;
   private volatile boolean storeOutdated = true;
 
-  ServiceView(String service, Function<ServiceWatcher.Listener, ServiceWatcher> watch,
+  ServicePage(String service, Function<ServiceWatcher.Listener, ServiceWatcher> watch,
       InstanceStore store, Metrics metrics, EtcdErrors errors, Clock clock, Executor executor) {
     this.service = requireNonNull(service, "service");
     this.store = requireNonNull(store, "store");
