@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import io.etcd.jetcd.Client;
 import io.steelyard.registry.EtcdConnection;
+import io.steelyard.registry.EtcdFailureText;
 import io.steelyard.registry.KeyLayout;
 import io.steelyard.registry.RegistryException;
 import io.steelyard.registry.admin.InstanceStore;
@@ -247,7 +248,7 @@ public final class SteelyardCli implements Callable<Integer> {
   }
 
   private int handleUsageError(ParameterException e, String[] args) {
-    err.println("steelyard: " + oneLine(e.getMessage()));
+    err.println("steelyard: " + EtcdFailureText.oneLine(e.getMessage()));
     if (verbose) {
       e.printStackTrace(err);
     }
@@ -257,36 +258,14 @@ public final class SteelyardCli implements Callable<Integer> {
   }
 
   int handleFailure(Throwable e) {
-    if (e instanceof RegistryException re) {
-      err.println("steelyard: " + where(re.kind()) + oneLine(re.getMessage()));
-    } else {
-      err.println("steelyard: unexpected error: " + oneLine(String.valueOf(e)));
-    }
+    err.println("steelyard: "
+        + EtcdFailureText.describe(e, settings == null ? null : settings.connection().endpointsString()));
     if (verbose) {
       e.printStackTrace(err);
-    } else if (!(e instanceof RegistryException)) {
+    } else if (!(EtcdFailureText.unwrap(e) instanceof RegistryException)) {
       err.println("(run with --verbose for the stack trace)");
     }
     return ExitCodes.FAILED;
-  }
-
-  /**
-   * Which etcd a failure is about, when it is about etcd: "unreachable" only when it is, since a
-   * refused login, permission or certificate is not a network problem.
-   */
-  private String where(RegistryException.Kind kind) {
-    if (settings == null) {
-      return "";
-    }
-    String endpoints = settings.connection().endpointsString();
-    if (kind == RegistryException.Kind.UNAVAILABLE) {
-      return "etcd unreachable at " + endpoints + ": ";
-    }
-    return kind.refused() ? "etcd at " + endpoints + ": " : "";
-  }
-
-  static String oneLine(String s) {
-    return s == null ? "" : s.replaceAll("\\s*[\\r\\n]+\\s*", " ").strip();
   }
 
   PrintWriter out() {

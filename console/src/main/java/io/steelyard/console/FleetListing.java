@@ -10,6 +10,7 @@ import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.kv.GetResponse;
 import io.etcd.jetcd.options.GetOption;
 import io.steelyard.registry.DecodedValue;
+import io.steelyard.registry.EtcdFailureText;
 import io.steelyard.registry.KeyLayout;
 import io.steelyard.registry.Validation;
 import io.steelyard.registry.ValueCodec;
@@ -46,7 +47,7 @@ final class FleetListing {
   private final Client client;
   private final KeyLayout layout;
   private final EtcdCalls calls;
-  private final EtcdErrors errors;
+  private final String etcdEndpoints; // named in failure texts
   private final Metrics metrics;
   private final Clock clock;
   private final AtomicBoolean listing = new AtomicBoolean();
@@ -56,12 +57,12 @@ final class FleetListing {
   @Nullable private volatile Instant failingSince;
   @Nullable private volatile String failure;
 
-  FleetListing(Client client, KeyLayout layout, EtcdCalls calls, EtcdErrors errors,
+  FleetListing(Client client, KeyLayout layout, EtcdCalls calls, String etcdEndpoints,
       Metrics metrics, Clock clock) {
     this.client = requireNonNull(client, "client");
     this.layout = requireNonNull(layout, "layout");
     this.calls = requireNonNull(calls, "calls");
-    this.errors = requireNonNull(errors, "errors");
+    this.etcdEndpoints = requireNonNull(etcdEndpoints, "etcdEndpoints");
     this.metrics = requireNonNull(metrics, "metrics");
     this.clock = requireNonNull(clock, "clock");
   }
@@ -87,7 +88,7 @@ final class FleetListing {
                   if (failingSince == null) {
                     failingSince = clock.instant();
                   }
-                  failure = errors.describe(e);
+                  failure = EtcdFailureText.describe(e, etcdEndpoints);
                 } else {
                   Listing l = parse(r, root);
                   last = l;
