@@ -9,6 +9,7 @@ import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.kv.GetResponse;
 import io.etcd.jetcd.options.GetOption;
+import io.steelyard.agent.ServerMeters;
 import io.steelyard.registry.DecodedValue;
 import io.steelyard.registry.EtcdFailureText;
 import io.steelyard.registry.KeyLayout;

@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import com.google.gson.JsonArray;
 import com.google.gson.JsonObject;
+import io.steelyard.agent.ServerMeters;
 import io.steelyard.registry.EtcdFailureText;
 import io.steelyard.registry.admin.InstanceStore;
 import io.steelyard.registry.admin.RegisteredInstance;

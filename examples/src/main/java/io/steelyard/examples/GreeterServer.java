@@ -13,6 +13,7 @@ import io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
 import io.steelyard.agent.AgentMetrics;
 import io.steelyard.agent.RegisteredServer;
+import io.steelyard.agent.ServerMeters;
 import io.steelyard.agent.ServiceRegistration;
 import io.steelyard.agent.ServiceRegistrationBuilder;
 import io.steelyard.examples.proto.GreeterGrpc;
@@ -143,7 +144,7 @@ public final class GreeterServer implements AutoCloseable {
             .weight(config.weight)
             .ttl(config.ttl)
             // Advertised for `steelyard top` (JSON values carry metadata; docs/metrics.md).
-            .metadata(metrics == null ? Map.of() : Map.of("metrics", metrics.url()));
+            .metadata(metrics == null ? Map.of() : Map.of(ServerMeters.METADATA_KEY, metrics.url()));
     if (config.zone != null) {
       rb.zone(config.zone);
     }
