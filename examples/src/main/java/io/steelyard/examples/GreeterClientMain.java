@@ -6,6 +6,8 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.steelyard.balancer.BalancerMetrics;
 import io.steelyard.balancer.spi.EndpointState;
 import io.steelyard.discovery.DiscoveryMetrics;
@@ -15,6 +17,7 @@ import io.steelyard.registry.DecodedValue;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.Localities;
 import io.steelyard.registry.KeyLayout;
+import io.steelyard.registry.MetricsEndpoint;
 import io.steelyard.registry.Validation;
 import io.steelyard.registry.admin.InstanceStore;
 import io.steelyard.registry.admin.RegisteredInstance;
@@ -185,12 +188,14 @@ final class GreeterClientMain implements Callable<Integer> {
                 .build());
     String target = "etcd:///" + service + (zone == null ? "" : "?zone=" + zone);
     MetricsEndpoint endpoint = null;
+    PrometheusMeterRegistry prometheus = null;
     DiscoveryMetrics discoveryMetrics = new DiscoveryMetrics();
     try (Client etcdClient = etcd.connect()) {
       MeterRegistry meters;
       if (metricsPort != null) {
-        endpoint = MetricsEndpoint.start("127.0.0.1", metricsPort);
-        meters = endpoint.registry();
+        prometheus = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        endpoint = MetricsEndpoint.start("127.0.0.1", metricsPort, prometheus::scrape);
+        meters = prometheus;
         discoveryMetrics.bindTo(meters);
         new CertificateMetrics().bindTo(meters); // etcd's TLS files, for the process's life
         System.out.println("METRICS url=" + endpoint.url());
@@ -256,6 +261,9 @@ final class GreeterClientMain implements Callable<Integer> {
       discoveryMetrics.close();
       if (endpoint != null) {
         endpoint.close();
+      }
+      if (prometheus != null) {
+        prometheus.close();
       }
     }
   }

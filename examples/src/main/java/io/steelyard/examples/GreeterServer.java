@@ -11,6 +11,8 @@ import io.grpc.ServerTransportFilter;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.steelyard.agent.AgentMetrics;
 import io.steelyard.agent.RegisteredServer;
 import io.steelyard.agent.ServerMeters;
@@ -19,6 +21,7 @@ import io.steelyard.agent.ServiceRegistrationBuilder;
 import io.steelyard.examples.proto.GreeterGrpc;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.Localities;
+import io.steelyard.registry.MetricsEndpoint;
 import io.steelyard.registry.Validation;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -77,6 +80,7 @@ public final class GreeterServer implements AutoCloseable {
   @Nullable private Server server; // guarded by lock
   @Nullable private RegisteredServer registered; // guarded by lock; null with register(false)
   @Nullable private MetricsEndpoint metrics; // guarded by lock; null without metricsPort
+  @Nullable private PrometheusMeterRegistry meters; // guarded by lock; what metrics serves
   @Nullable private volatile String address;
   private boolean closing; // guarded by lock
 
@@ -107,8 +111,9 @@ public final class GreeterServer implements AutoCloseable {
                 .addService(health.getHealthService())
                 .addTransportFilter(new CountingFilter(connections));
         if (config.metricsPort >= 0) {
-          metrics = MetricsEndpoint.start(config.host, config.metricsPort);
-          nsb.addStreamTracerFactory(AgentMetrics.of(metrics.registry()).serverCalls(config.service));
+          meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+          metrics = MetricsEndpoint.start(config.host, config.metricsPort, meters::scrape);
+          nsb.addStreamTracerFactory(AgentMetrics.of(meters).serverCalls(config.service));
         }
         s = nsb.build().start();
       } catch (IOException e) {
@@ -150,7 +155,7 @@ public final class GreeterServer implements AutoCloseable {
     }
     ServiceRegistration registration = rb.build();
     if (metrics != null) {
-      AgentMetrics.of(metrics.registry()).bind(registration);
+      AgentMetrics.of(meters).bind(registration);
     }
     RegisteredServer rs =
         RegisteredServer.builder(s, registration)
@@ -212,12 +217,18 @@ public final class GreeterServer implements AutoCloseable {
 
   private void closeMetrics() {
     MetricsEndpoint m;
+    PrometheusMeterRegistry r;
     synchronized (lock) {
       m = metrics;
+      r = meters;
       metrics = null;
+      meters = null;
     }
     if (m != null) {
       m.close();
+    }
+    if (r != null) {
+      r.close();
     }
   }
 

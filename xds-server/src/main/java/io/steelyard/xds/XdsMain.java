@@ -6,6 +6,7 @@ import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.KeyLayout;
+import io.steelyard.registry.MetricsEndpoint;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.LinkedHashSet;
@@ -140,10 +141,10 @@ public final class XdsMain implements Callable<Integer> {
       builder.tls(tlsCert, tlsKey);
     }
     try (XdsServer server = builder.build().start();
-        MetricsHttp metrics = metricsPort < 0 ? null : new MetricsHttp(host, metricsPort, meters)) {
+        MetricsEndpoint metrics = metricsPort < 0 ? null : MetricsEndpoint.start(host, metricsPort, meters::scrape)) {
       String shownHost = host.equals("0.0.0.0") ? "127.0.0.1" : host;
       if (metrics != null) {
-        out.println("METRICS url=http://" + HostAndPort.fromParts(shownHost, metrics.port()) + "/metrics");
+        out.println("METRICS url=" + metrics.url());
       }
       out.println("READY xds=" + HostAndPort.fromParts(shownHost, server.port()));
       out.flush();
