@@ -5,17 +5,18 @@ import static java.util.Objects.requireNonNull;
 import io.etcd.jetcd.Client;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.EtcdFailureText;
+import io.steelyard.registry.EtcdFlags;
 import io.steelyard.registry.KeyLayout;
 import io.steelyard.registry.RegistryException;
 import io.steelyard.registry.admin.InstanceStore;
 import io.steelyard.registry.admin.ServiceConfigStore;
 import java.io.PrintWriter;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import javax.annotation.Nullable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
@@ -74,58 +75,7 @@ import picocli.CommandLine;
     })
 public final class SteelyardCli implements Callable<Integer> {
 
-  @Option(
-      names = "--endpoints",
-      paramLabel = "URLS",
-      scope = ScopeType.INHERIT,
-      description = {
-        "etcd endpoints, comma-separated. Default:",
-        "$STEELYARD_ETCD_ENDPOINTS, else",
-        EtcdConnection.DEFAULT_ENDPOINTS,
-        "Example: --endpoints http://10.0.0.1:2379"
-      })
-  @Nullable
-  String endpoints;
-
-  @Option(
-      names = "--user",
-      paramLabel = "USER:PASSWORD",
-      scope = ScopeType.INHERIT,
-      description = {"etcd user and password.", "Example: --user steelyard:secret"})
-  @Nullable
-  String user;
-
-  @Option(
-      names = "--cacert",
-      paramLabel = "FILE",
-      scope = ScopeType.INHERIT,
-      description = {"CA certificate to trust for TLS.", "Example: --cacert ca.pem"})
-  @Nullable
-  Path caCert;
-
-  @Option(
-      names = "--cert",
-      paramLabel = "FILE",
-      scope = ScopeType.INHERIT,
-      description = {"Client certificate for mutual TLS", "(needs --cacert and --key)."})
-  @Nullable
-  Path cert;
-
-  @Option(
-      names = "--key",
-      paramLabel = "FILE",
-      scope = ScopeType.INHERIT,
-      description = {"Client private key for mutual TLS", "(needs --cacert and --cert)."})
-  @Nullable
-  Path key;
-
-  @Option(
-      names = "--prefix",
-      paramLabel = "PREFIX",
-      scope = ScopeType.INHERIT,
-      defaultValue = KeyLayout.DEFAULT_PREFIX,
-      description = {"Key prefix of the registry (default: ${DEFAULT-VALUE}).", "Example: --prefix /registry"})
-  String prefix = KeyLayout.DEFAULT_PREFIX;
+  @Mixin EtcdFlags etcd = new EtcdFlags();
 
   @Option(
       names = "--timeout",
@@ -292,17 +242,11 @@ public final class SteelyardCli implements Callable<Integer> {
     return Usage.check(
         command,
         () -> {
-          KeyLayout layout = KeyLayout.of(prefix);
+          KeyLayout layout = etcd.layout();
           if (timeout.isZero() || timeout.isNegative()) {
             throw new IllegalArgumentException("timeout: " + timeout + " (expected: > 0)");
           }
-          String eps = endpoints != null ? endpoints : EtcdConnection.endpointsFrom(env);
-          EtcdConnection connection =
-              EtcdConnection.builder()
-                  .endpoints(eps)
-                  .connectTimeout(timeout)
-                  .securityOptions(user, caCert, cert, key)
-                  .build();
+          EtcdConnection connection = etcd.connectionBuilder(env).connectTimeout(timeout).build();
           return new ConnectionSettings(connection, layout);
         });
   }

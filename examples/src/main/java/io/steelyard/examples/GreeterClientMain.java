@@ -15,6 +15,7 @@ import io.steelyard.discovery.EtcdNameResolverProvider;
 import io.steelyard.registry.CertificateMetrics;
 import io.steelyard.registry.DecodedValue;
 import io.steelyard.registry.EtcdConnection;
+import io.steelyard.registry.EtcdFlags;
 import io.steelyard.registry.Localities;
 import io.steelyard.registry.KeyLayout;
 import io.steelyard.registry.MetricsEndpoint;
@@ -65,7 +66,7 @@ import picocli.CommandLine;
     })
 final class GreeterClientMain implements Callable<Integer> {
 
-  @Mixin EtcdOptions etcdOptions = new EtcdOptions();
+  @Mixin EtcdFlags etcdFlags = new EtcdFlags();
 
   @Option(names = "--service", paramLabel = "NAME", description = "service name (default: ${DEFAULT-VALUE})")
   String service = "greeter";
@@ -114,9 +115,6 @@ final class GreeterClientMain implements Callable<Integer> {
 
   @Option(names = "--max-failures", paramLabel = "N", description = "fail (exit 3) if more than N calls failed")
   Long maxFailures;
-
-  @Option(names = "--prefix", paramLabel = "PREFIX", description = "key prefix (default: ${DEFAULT-VALUE})")
-  String prefix = KeyLayout.DEFAULT_PREFIX;
 
   @Option(names = "--health-service", paramLabel = "NAME",
       description = "grpc.health.v1 service asked about on each backend; '' (the default) is the"
@@ -168,8 +166,8 @@ final class GreeterClientMain implements Callable<Integer> {
     KeyLayout layout;
     EtcdConnection etcd;
     try {
-      layout = KeyLayout.of(prefix);
-      etcd = etcdOptions.connection();
+      layout = etcdFlags.layout();
+      etcd = etcdFlags.connection();
       Validation.checkServiceName(service);
       if (zone != null) {
         Localities.checkName("--zone", zone);

@@ -20,6 +20,7 @@ import io.steelyard.agent.ServiceRegistration;
 import io.steelyard.agent.ServiceRegistrationBuilder;
 import io.steelyard.examples.proto.GreeterGrpc;
 import io.steelyard.registry.EtcdConnection;
+import io.steelyard.registry.KeyLayout;
 import io.steelyard.registry.Localities;
 import io.steelyard.registry.MetricsEndpoint;
 import io.steelyard.registry.Validation;
@@ -146,6 +147,7 @@ public final class GreeterServer implements AutoCloseable {
   private RegisteredServer register(Server s, String self) {
     ServiceRegistrationBuilder rb =
         ServiceRegistration.builder(config.connection, config.service, self)
+            .keyLayout(config.layout)
             .weight(config.weight)
             .ttl(config.ttl)
             // Advertised for `steelyard top` (JSON values carry metadata; docs/metrics.md).
@@ -361,6 +363,7 @@ public final class GreeterServer implements AutoCloseable {
    */
   public static final class Builder {
     EtcdConnection connection = EtcdConnection.fromEnvironment();
+    KeyLayout layout = KeyLayout.defaults();
     String service = "greeter";
     String host = DEFAULT_HOST;
     int port = 0;
@@ -402,6 +405,13 @@ public final class GreeterServer implements AutoCloseable {
     public Builder connection(EtcdConnection connection) {
       once("connection");
       this.connection = requireNonNull(connection, "connection");
+      return this;
+    }
+
+    /** The registry's key prefix; default {@value KeyLayout#DEFAULT_PREFIX}. */
+    public Builder layout(KeyLayout layout) {
+      once("layout");
+      this.layout = requireNonNull(layout, "layout");
       return this;
     }
 
