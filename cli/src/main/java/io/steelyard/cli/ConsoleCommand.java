@@ -1,6 +1,7 @@
 package io.steelyard.cli;
 
 import io.steelyard.console.ConsoleServer;
+import io.steelyard.registry.EtcdFailureText;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -84,7 +85,7 @@ final class ConsoleCommand extends CliCommand {
     try {
       server = Usage.check(spec, builder::start);
     } catch (UncheckedIOException e) {
-      err().println("steelyard: " + SteelyardCli.oneLine(e.getMessage()));
+      err().println("steelyard: " + EtcdFailureText.oneLine(e.getMessage()));
       return ExitCodes.FAILED;
     }
     try (server) {

@@ -82,20 +82,20 @@ public final class ConsoleServer implements AutoCloseable {
     ticker = Executors.newSingleThreadScheduledExecutor(threads("steelyard-console-tick"));
     // Each open service page holds one thread for its event stream; Routes caps their number.
     httpThreads = Executors.newCachedThreadPool(threads("steelyard-console-http-%d"));
-    EtcdErrors errors = new EtcdErrors(b.connection.endpointsString());
+    String etcdEndpoints = b.connection.endpointsString();
     InstanceStore store = new InstanceStore(client, b.layout, b.timeout);
     Metrics metrics = new Metrics(
         HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build(), System::nanoTime);
     fleet =
-        new FleetListing(client, b.layout, new EtcdCalls(b.timeout), errors, metrics, clock);
+        new FleetListing(client, b.layout, new EtcdCalls(b.timeout), etcdEndpoints, metrics, clock);
     ServicePages views = new ServicePages(
         service -> new ServicePage(service,
             listener -> ServiceWatcher.builder(b.connection, service).layout(b.layout).open(listener),
-            store, metrics, errors, clock, readers));
+            store, metrics, etcdEndpoints, clock, readers));
     // Without a token or TLS the console is loopback-only, and then Host must name loopback.
     boolean loopbackOnly = b.token == null && b.tls == null;
     routes = new Routes(new Access(b.token, loopbackOnly, b.tls != null), b.readOnly, fleet, views,
-        new Actions(store, errors, new EventLog(), clock), clock);
+        new Actions(store, etcdEndpoints, new EventLog(), clock), clock);
     try {
       if (b.tls != null) {
         HttpsServer https = HttpsServer.create(bind, 64);

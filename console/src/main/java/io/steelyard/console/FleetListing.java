@@ -9,7 +9,9 @@ import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.kv.GetResponse;
 import io.etcd.jetcd.options.GetOption;
+import io.steelyard.agent.ServerMeters;
 import io.steelyard.registry.DecodedValue;
+import io.steelyard.registry.EtcdFailureText;
 import io.steelyard.registry.KeyLayout;
 import io.steelyard.registry.ValueCodec;
 import io.steelyard.registry.internal.EtcdCalls;
@@ -48,7 +50,7 @@ final class FleetListing {
   private final Client client;
   private final KeyLayout layout;
   private final EtcdCalls calls;
-  private final EtcdErrors errors;
+  private final String etcdEndpoints; // named in failure texts
   private final Metrics metrics;
   private final Clock clock;
   private final AtomicBoolean listing = new AtomicBoolean();
@@ -59,12 +61,12 @@ final class FleetListing {
   @Nullable private volatile Instant failingSince;
   @Nullable private volatile String failure;
 
-  FleetListing(Client client, KeyLayout layout, EtcdCalls calls, EtcdErrors errors,
+  FleetListing(Client client, KeyLayout layout, EtcdCalls calls, String etcdEndpoints,
       Metrics metrics, Clock clock) {
     this.client = requireNonNull(client, "client");
     this.layout = requireNonNull(layout, "layout");
     this.calls = requireNonNull(calls, "calls");
-    this.errors = requireNonNull(errors, "errors");
+    this.etcdEndpoints = requireNonNull(etcdEndpoints, "etcdEndpoints");
     this.metrics = requireNonNull(metrics, "metrics");
     this.clock = requireNonNull(clock, "clock");
   }
@@ -90,7 +92,7 @@ final class FleetListing {
                   if (failingSince == null) {
                     failingSince = clock.instant();
                   }
-                  failure = errors.describe(e);
+                  failure = EtcdFailureText.describe(e, etcdEndpoints);
                 } else {
                   Listing l = parse(r);
                   last = l;

@@ -4,6 +4,8 @@ import static java.util.Objects.requireNonNull;
 
 import com.google.gson.JsonArray;
 import com.google.gson.JsonObject;
+import io.steelyard.agent.ServerMeters;
+import io.steelyard.registry.EtcdFailureText;
 import io.steelyard.registry.admin.InstanceStore;
 import io.steelyard.registry.admin.RegisteredInstance;
 import io.steelyard.discovery.ServiceWatcher;
@@ -47,7 +49,7 @@ final class ServicePage implements AutoCloseable {
   private final String service;
   private final InstanceStore store;
   private final Metrics metrics;
-  private final EtcdErrors errors;
+  private final String etcdEndpoints; // named in failure texts
   private final Clock clock;
   private final Executor executor;
   private final ServiceWatcher watcher;
@@ -65,11 +67,11 @@ final class ServicePage implements AutoCloseable {
   private volatile boolean storeOutdated = true;
 
   ServicePage(String service, Function<ServiceWatcher.Listener, ServiceWatcher> watch,
-      InstanceStore store, Metrics metrics, EtcdErrors errors, Clock clock, Executor executor) {
+      InstanceStore store, Metrics metrics, String etcdEndpoints, Clock clock, Executor executor) {
     this.service = requireNonNull(service, "service");
     this.store = requireNonNull(store, "store");
     this.metrics = requireNonNull(metrics, "metrics");
-    this.errors = requireNonNull(errors, "errors");
+    this.etcdEndpoints = requireNonNull(etcdEndpoints, "etcdEndpoints");
     this.clock = requireNonNull(clock, "clock");
     this.executor = requireNonNull(executor, "executor");
     this.lastViewedMillis = clock.millis();
@@ -84,7 +86,7 @@ final class ServicePage implements AutoCloseable {
 
       @Override
       public void onUnavailable(Throwable cause) {
-        watchError = errors.describe(cause);
+        watchError = EtcdFailureText.describe(cause, etcdEndpoints);
         bump();
       }
     });
@@ -148,7 +150,7 @@ final class ServicePage implements AutoCloseable {
       readError = null;
       readFailingSince = null;
     } catch (RuntimeException e) {
-      readError = errors.describe(e);
+      readError = EtcdFailureText.describe(e, etcdEndpoints);
       if (readFailingSince == null) {
         readFailingSince = clock.instant();
       }

@@ -18,11 +18,10 @@ import org.slf4j.LoggerFactory;
  * is refused (logged once per refused revision for all channels of the process). "Last accepted"
  * is per service, not per channel: a channel created while the stored config is refused starts on
  * the config another channel of the service accepted before ({@link Memory}, kept by the
- * service's {@link ServiceConfigWatcher}), so every channel of the process runs one policy. Only a
- * process that never accepted one starts on the resolver's
- * fallback; the resolver's
- * fallback when none is stored. With no fallback and nothing stored it hands grpc nothing, so
- * the channel's own {@code defaultServiceConfig} and then {@code defaultLoadBalancingPolicy}
+ * service's {@link ServiceConfigWatcher}), so every channel of the process runs one policy. The
+ * resolver's fallback config applies when none is stored, and when the stored one is refused in
+ * a process that never accepted any. With no fallback and nothing accepted it hands grpc nothing,
+ * so the channel's own {@code defaultServiceConfig} and then {@code defaultLoadBalancingPolicy}
  * apply (grpc's rule).
  *
  * <p>Threading: the channel's SynchronizationContext only.

@@ -5,7 +5,8 @@ import com.google.common.net.HostAndPort;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.steelyard.registry.EtcdConnection;
-import io.steelyard.registry.KeyLayout;
+import io.steelyard.registry.EtcdFlags;
+import io.steelyard.registry.MetricsEndpoint;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.LinkedHashSet;
@@ -16,6 +17,7 @@ import java.util.concurrent.CountDownLatch;
 import javax.annotation.Nullable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -29,25 +31,7 @@ import picocli.CommandLine.Option;
     description = "Serves the registry over xDS (ADS: LDS, CDS, EDS) to gRPC clients and Envoy.")
 public final class XdsMain implements Callable<Integer> {
 
-  @Option(names = "--endpoints", paramLabel = "URLS",
-      description = {"etcd endpoints, comma-separated. Default:", "$STEELYARD_ETCD_ENDPOINTS, else " + EtcdConnection.DEFAULT_ENDPOINTS})
-  @Nullable String endpoints;
-
-  @Option(names = "--user", paramLabel = "USER:PASSWORD", description = "etcd user and password.")
-  @Nullable String user;
-
-  @Option(names = "--cacert", paramLabel = "FILE", description = "CA certificate to trust for etcd's TLS.")
-  @Nullable Path caCert;
-
-  @Option(names = "--cert", paramLabel = "FILE", description = "Client certificate for etcd's mutual TLS.")
-  @Nullable Path cert;
-
-  @Option(names = "--key", paramLabel = "FILE", description = "Client private key for etcd's mutual TLS.")
-  @Nullable Path key;
-
-  @Option(names = "--prefix", paramLabel = "PREFIX", defaultValue = KeyLayout.DEFAULT_PREFIX,
-      description = "Key prefix of the registry (default: ${DEFAULT-VALUE}).")
-  String prefix = KeyLayout.DEFAULT_PREFIX;
+  @Mixin EtcdFlags etcd = new EtcdFlags();
 
   @Option(names = "--services", paramLabel = "a,b|all", defaultValue = "all",
       description = "Services to serve, comma-separated, or all (default: ${DEFAULT-VALUE}).")
@@ -120,18 +104,14 @@ public final class XdsMain implements Callable<Integer> {
     if ((tlsCert == null) != (tlsKey == null)) {
       throw new IllegalArgumentException("tls: --tls-cert and --tls-key go together");
     }
-    EtcdConnection connection =
-        EtcdConnection.builder()
-            .endpoints(endpoints != null ? endpoints : EtcdConnection.endpointsFrom(System.getenv()))
-            .securityOptions(user, caCert, cert, key)
-            .build();
+    EtcdConnection connection = etcd.connection();
     PrometheusMeterRegistry meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     new io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics().bindTo(meters);
     new io.micrometer.core.instrument.binder.jvm.JvmGcMetrics().bindTo(meters);
     new io.micrometer.core.instrument.binder.system.ProcessorMetrics().bindTo(meters);
     new io.steelyard.registry.CertificateMetrics().bindTo(meters); // etcd's TLS files
     XdsServer.Builder builder =
-        XdsServer.builder(connection).layout(KeyLayout.of(prefix)).host(host).port(port).meterRegistry(meters);
+        XdsServer.builder(connection).layout(etcd.layout()).host(host).port(port).meterRegistry(meters);
     Set<String> selected = parseServices(services);
     if (selected != null) {
       builder.services(selected);
@@ -140,10 +120,10 @@ public final class XdsMain implements Callable<Integer> {
       builder.tls(tlsCert, tlsKey);
     }
     try (XdsServer server = builder.build().start();
-        MetricsHttp metrics = metricsPort < 0 ? null : new MetricsHttp(host, metricsPort, meters)) {
+        MetricsEndpoint metrics = metricsPort < 0 ? null : MetricsEndpoint.start(host, metricsPort, meters::scrape)) {
       String shownHost = host.equals("0.0.0.0") ? "127.0.0.1" : host;
       if (metrics != null) {
-        out.println("METRICS url=http://" + HostAndPort.fromParts(shownHost, metrics.port()) + "/metrics");
+        out.println("METRICS url=" + metrics.url());
       }
       out.println("READY xds=" + HostAndPort.fromParts(shownHost, server.port()));
       out.flush();
