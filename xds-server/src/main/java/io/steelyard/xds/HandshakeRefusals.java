@@ -66,7 +66,10 @@ final class HandshakeRefusals {
         });
   }
 
-  /** Puts gRPC's TLS handler in its place and listens on the handshake it starts. */
+  /**
+   * Puts gRPC's TLS handler behind itself and, on the first bytes from the client (by then gRPC
+   * has installed its {@link SslHandler}), listens on the handshake and steps aside.
+   */
   private final class Watching extends ChannelInboundHandlerAdapter {
     private final ChannelHandler tls;
 
@@ -76,7 +79,11 @@ final class HandshakeRefusals {
 
     @Override
     public void handlerAdded(ChannelHandlerContext ctx) {
-      ctx.pipeline().addAfter(ctx.name(), null, tls); // installs the SslHandler before itself
+      ctx.pipeline().addAfter(ctx.name(), null, tls);
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
       SslHandler ssl = ctx.pipeline().get(SslHandler.class);
       if (ssl != null) {
         ssl.handshakeFuture().addListener(f -> {
@@ -86,6 +93,7 @@ final class HandshakeRefusals {
         });
       }
       ctx.pipeline().remove(this);
+      ctx.fireChannelRead(msg);
     }
   }
 
