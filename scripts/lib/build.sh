@@ -36,15 +36,48 @@ steelyard_stale() {
       \( -path '*/src/main/*' -o -name pom.xml \) -type f -newer "$artifact" -print -quit 2>/dev/null)" ]]
 }
 
+# Runs "$@" holding the build lock (target/build.lock under the checkout), so launchers started
+# together run one Maven build: the first builds, the others wait for it and then find the jars
+# fresh. Each caller checks staleness again once it holds the lock. The lock lives on a file
+# descriptor of a subshell only, so the program a launcher execs afterwards does not hold it.
+# Without flock(1) (macOS) the build runs unlocked.
+steelyard_locked() {
+  local root lock
+  root="$(steelyard_root)"
+  if ! command -v flock >/dev/null 2>&1; then
+    "$@"
+    return
+  fi
+  mkdir -p "$root/target"
+  lock="$root/target/build.lock"
+  (
+    if ! flock -n 9; then
+      echo "steelyard: waiting for another launcher's build ($lock)..." >&2
+      flock 9
+    fi
+    "$@"
+  ) 9>"$lock"
+}
+
 # Builds the examples jar, the CLI jar and the testkit launcher's classpath when stale. Output
 # goes to stderr.
 steelyard_build() {
+  steelyard_fresh || steelyard_locked steelyard_build_unlocked
+}
+
+steelyard_fresh() {
   local root
   root="$(steelyard_root)"
-  if ! steelyard_stale "$(steelyard_examples_jar)" \
-      && ! steelyard_stale "$(steelyard_cli_jar)" \
-      && ! steelyard_stale "$root/testkit/target/classpath.txt"; then
-    return 0
+  ! steelyard_stale "$(steelyard_examples_jar)" \
+    && ! steelyard_stale "$(steelyard_cli_jar)" \
+    && ! steelyard_stale "$root/testkit/target/classpath.txt"
+}
+
+steelyard_build_unlocked() {
+  local root
+  root="$(steelyard_root)"
+  if steelyard_fresh; then
+    return 0 # built by the launcher that held the lock before us
   fi
   echo "steelyard: building the examples, the CLI and the testkit (./mvnw package, tests skipped)..." >&2
   steelyard_mvn_package "$root" || return 1
@@ -76,6 +109,11 @@ steelyard_spring_greeter_jar() {
 
 # Builds the Spring Boot greeter's executable jar when stale. Output goes to stderr.
 steelyard_build_spring_greeter() {
+  steelyard_stale "$(steelyard_spring_greeter_jar)" || return 0
+  steelyard_locked steelyard_build_spring_greeter_unlocked
+}
+
+steelyard_build_spring_greeter_unlocked() {
   local root jar offline=()
   root="$(steelyard_root)"
   jar="$(steelyard_spring_greeter_jar)"

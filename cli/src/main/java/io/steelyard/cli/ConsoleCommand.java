@@ -1,6 +1,7 @@
 package io.steelyard.cli;
 
 import io.steelyard.console.ConsoleServer;
+import io.steelyard.registry.EtcdFailureText;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -18,8 +19,9 @@ import picocli.CommandLine.ParameterException;
       "Every service, one live page per service (weights, lease TTLs, metrics, expected against",
       "observed share) and weight/drain/undrain/deregister with a confirmation, through the same",
       "code path as these commands. Prints",
-      "'READY console=URL' once it serves; Ctrl-C stops it. Listens on loopback unless",
-      "--token-file or --tls-cert/--tls-key is given (docs/console.md)."
+      "'READY console=URL' once its first listing of etcd is in (or has failed, which the",
+      "pages then name); Ctrl-C stops it. Listens on loopback unless --token-file or",
+      "--tls-cert/--tls-key is given (docs/console.md)."
     },
     footer = {
       "",
@@ -83,10 +85,18 @@ final class ConsoleCommand extends CliCommand {
     try {
       server = Usage.check(spec, builder::start);
     } catch (UncheckedIOException e) {
-      err().println("steelyard: " + SteelyardCli.oneLine(e.getMessage()));
+      err().println("steelyard: " + EtcdFailureText.oneLine(e.getMessage()));
       return ExitCodes.FAILED;
     }
     try (server) {
+      // After the first listing (or its failure, which the pages then name), so a page opened
+      // at once never shows an empty registry that is merely not listed yet.
+      try {
+        server.awaitFirstListing();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return ExitCodes.OK;
+      }
       out().println("READY console=" + server.url());
       out().flush();
       cli.stopSignal().await();

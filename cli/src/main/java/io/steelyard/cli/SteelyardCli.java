@@ -4,17 +4,19 @@ import static java.util.Objects.requireNonNull;
 
 import io.etcd.jetcd.Client;
 import io.steelyard.registry.EtcdConnection;
+import io.steelyard.registry.EtcdFailureText;
+import io.steelyard.registry.EtcdFlags;
 import io.steelyard.registry.KeyLayout;
 import io.steelyard.registry.RegistryException;
 import io.steelyard.registry.admin.InstanceStore;
 import io.steelyard.registry.admin.ServiceConfigStore;
 import java.io.PrintWriter;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import javax.annotation.Nullable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
@@ -73,58 +75,7 @@ import picocli.CommandLine;
     })
 public final class SteelyardCli implements Callable<Integer> {
 
-  @Option(
-      names = "--endpoints",
-      paramLabel = "URLS",
-      scope = ScopeType.INHERIT,
-      description = {
-        "etcd endpoints, comma-separated. Default:",
-        "$STEELYARD_ETCD_ENDPOINTS, else",
-        EtcdConnection.DEFAULT_ENDPOINTS,
-        "Example: --endpoints http://10.0.0.1:2379"
-      })
-  @Nullable
-  String endpoints;
-
-  @Option(
-      names = "--user",
-      paramLabel = "USER:PASSWORD",
-      scope = ScopeType.INHERIT,
-      description = {"etcd user and password.", "Example: --user steelyard:secret"})
-  @Nullable
-  String user;
-
-  @Option(
-      names = "--cacert",
-      paramLabel = "FILE",
-      scope = ScopeType.INHERIT,
-      description = {"CA certificate to trust for TLS.", "Example: --cacert ca.pem"})
-  @Nullable
-  Path caCert;
-
-  @Option(
-      names = "--cert",
-      paramLabel = "FILE",
-      scope = ScopeType.INHERIT,
-      description = {"Client certificate for mutual TLS", "(needs --cacert and --key)."})
-  @Nullable
-  Path cert;
-
-  @Option(
-      names = "--key",
-      paramLabel = "FILE",
-      scope = ScopeType.INHERIT,
-      description = {"Client private key for mutual TLS", "(needs --cacert and --cert)."})
-  @Nullable
-  Path key;
-
-  @Option(
-      names = "--prefix",
-      paramLabel = "PREFIX",
-      scope = ScopeType.INHERIT,
-      defaultValue = KeyLayout.DEFAULT_PREFIX,
-      description = {"Key prefix of the registry (default: ${DEFAULT-VALUE}).", "Example: --prefix /registry"})
-  String prefix = KeyLayout.DEFAULT_PREFIX;
+  @Mixin EtcdFlags etcd = new EtcdFlags();
 
   @Option(
       names = "--timeout",
@@ -247,7 +198,7 @@ public final class SteelyardCli implements Callable<Integer> {
   }
 
   private int handleUsageError(ParameterException e, String[] args) {
-    err.println("steelyard: " + oneLine(e.getMessage()));
+    err.println("steelyard: " + EtcdFailureText.oneLine(e.getMessage()));
     if (verbose) {
       e.printStackTrace(err);
     }
@@ -257,36 +208,14 @@ public final class SteelyardCli implements Callable<Integer> {
   }
 
   int handleFailure(Throwable e) {
-    if (e instanceof RegistryException re) {
-      err.println("steelyard: " + where(re.kind()) + oneLine(re.getMessage()));
-    } else {
-      err.println("steelyard: unexpected error: " + oneLine(String.valueOf(e)));
-    }
+    err.println("steelyard: "
+        + EtcdFailureText.describe(e, settings == null ? null : settings.connection().endpointsString()));
     if (verbose) {
       e.printStackTrace(err);
-    } else if (!(e instanceof RegistryException)) {
+    } else if (!(EtcdFailureText.unwrap(e) instanceof RegistryException)) {
       err.println("(run with --verbose for the stack trace)");
     }
     return ExitCodes.FAILED;
-  }
-
-  /**
-   * Which etcd a failure is about, when it is about etcd: "unreachable" only when it is, since a
-   * refused login, permission or certificate is not a network problem.
-   */
-  private String where(RegistryException.Kind kind) {
-    if (settings == null) {
-      return "";
-    }
-    String endpoints = settings.connection().endpointsString();
-    if (kind == RegistryException.Kind.UNAVAILABLE) {
-      return "etcd unreachable at " + endpoints + ": ";
-    }
-    return kind.refused() ? "etcd at " + endpoints + ": " : "";
-  }
-
-  static String oneLine(String s) {
-    return s == null ? "" : s.replaceAll("\\s*[\\r\\n]+\\s*", " ").strip();
   }
 
   PrintWriter out() {
@@ -313,17 +242,11 @@ public final class SteelyardCli implements Callable<Integer> {
     return Usage.check(
         command,
         () -> {
-          KeyLayout layout = KeyLayout.of(prefix);
+          KeyLayout layout = etcd.layout();
           if (timeout.isZero() || timeout.isNegative()) {
             throw new IllegalArgumentException("timeout: " + timeout + " (expected: > 0)");
           }
-          String eps = endpoints != null ? endpoints : EtcdConnection.endpointsFrom(env);
-          EtcdConnection connection =
-              EtcdConnection.builder()
-                  .endpoints(eps)
-                  .connectTimeout(timeout)
-                  .securityOptions(user, caCert, cert, key)
-                  .build();
+          EtcdConnection connection = etcd.connectionBuilder(env).connectTimeout(timeout).build();
           return new ConnectionSettings(connection, layout);
         });
   }

@@ -1,8 +1,8 @@
 package io.steelyard.cli;
 
 import com.google.gson.stream.JsonWriter;
-import io.steelyard.console.ServerMeters;
-import io.steelyard.console.ServerMeters.Scrape;
+import io.steelyard.agent.ServerMeters;
+import io.steelyard.agent.ServerMeters.Scrape;
 import io.steelyard.registry.DecodedValue;
 import io.steelyard.registry.admin.InstanceStore;
 import io.steelyard.registry.admin.RegisteredInstance;

@@ -2,6 +2,7 @@ package io.steelyard.console;
 
 import static java.util.Objects.requireNonNull;
 
+import io.steelyard.registry.EtcdFailureText;
 import io.steelyard.registry.Validation;
 import io.steelyard.registry.admin.InstanceStore;
 import io.steelyard.registry.admin.InstanceWrite;
@@ -28,13 +29,13 @@ final class Actions {
   record Outcome(boolean ok, int status, String message) {}
 
   private final InstanceStore store;
-  private final EtcdErrors errors;
+  private final String etcdEndpoints; // named in failure texts
   private final EventLog log;
   private final Clock clock;
 
-  Actions(InstanceStore store, EtcdErrors errors, EventLog log, Clock clock) {
+  Actions(InstanceStore store, String etcdEndpoints, EventLog log, Clock clock) {
     this.store = requireNonNull(store, "store");
-    this.errors = requireNonNull(errors, "errors");
+    this.etcdEndpoints = requireNonNull(etcdEndpoints, "etcdEndpoints");
     this.log = requireNonNull(log, "log");
     this.clock = requireNonNull(clock, "clock");
   }
@@ -48,9 +49,9 @@ final class Actions {
     try {
       outcome = new Outcome(true, 200, perform(request));
     } catch (IllegalArgumentException badInput) {
-      outcome = new Outcome(false, 400, EtcdErrors.oneLine(badInput.getMessage()));
+      outcome = new Outcome(false, 400, EtcdFailureText.oneLine(badInput.getMessage()));
     } catch (RuntimeException failed) {
-      outcome = new Outcome(false, 409, errors.describe(failed));
+      outcome = new Outcome(false, 409, EtcdFailureText.describe(failed, etcdEndpoints));
     }
     log.add(new EventLog.Event(clock.instant(), who, request.action(),
         String.valueOf(request.service()), String.valueOf(request.address()), outcome.ok(),

@@ -71,28 +71,31 @@ public final class ConsoleServer implements AutoCloseable {
   private final ExecutorService readers;
   private final ScheduledExecutorService ticker;
   private final String url;
+  private final FleetListing fleet;
+  private final Duration callTimeout;
 
   private ConsoleServer(Builder b, InetSocketAddress bind) throws IOException {
     Clock clock = b.clock;
+    callTimeout = b.timeout;
     client = b.connection.connect();
     readers = Executors.newFixedThreadPool(2, threads("steelyard-console-read-%d"));
     ticker = Executors.newSingleThreadScheduledExecutor(threads("steelyard-console-tick"));
     // Each open service page holds one thread for its event stream; Routes caps their number.
     httpThreads = Executors.newCachedThreadPool(threads("steelyard-console-http-%d"));
-    EtcdErrors errors = new EtcdErrors(b.connection.endpointsString());
+    String etcdEndpoints = b.connection.endpointsString();
     InstanceStore store = new InstanceStore(client, b.layout, b.timeout);
     Metrics metrics = new Metrics(
         HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build(), System::nanoTime);
-    FleetListing fleet =
-        new FleetListing(client, b.layout, new EtcdCalls(b.timeout), errors, metrics, clock);
-    Views views = new Views(
-        service -> new ServiceView(service,
+    fleet =
+        new FleetListing(client, b.layout, new EtcdCalls(b.timeout), etcdEndpoints, metrics, clock);
+    ServicePages views = new ServicePages(
+        service -> new ServicePage(service,
             listener -> ServiceWatcher.builder(b.connection, service).layout(b.layout).open(listener),
-            store, metrics, errors, clock, readers));
+            store, metrics, etcdEndpoints, clock, readers));
     // Without a token or TLS the console is loopback-only, and then Host must name loopback.
     boolean loopbackOnly = b.token == null && b.tls == null;
     routes = new Routes(new Access(b.token, loopbackOnly, b.tls != null), b.readOnly, fleet, views,
-        new Actions(store, errors, new EventLog(), clock), clock);
+        new Actions(store, etcdEndpoints, new EventLog(), clock), clock);
     try {
       if (b.tls != null) {
         HttpsServer https = HttpsServer.create(bind, 64);
@@ -109,6 +112,7 @@ public final class ConsoleServer implements AutoCloseable {
     http.setExecutor(httpThreads);
     http.start();
     ticker.scheduleWithFixedDelay(views::tick, 1, 1, TimeUnit.SECONDS);
+    fleet.refreshIfOld(); // the first listing starts with the server, not with the first page
     InetSocketAddress bound = http.getAddress();
     String host = bind.getAddress().getHostAddress();
     url = (b.tls != null ? "https://" : "http://") + (host.indexOf(':') >= 0 ? "[" + host + "]" : host) + ":" + bound.getPort() + "/";
@@ -120,6 +124,16 @@ public final class ConsoleServer implements AutoCloseable {
 
   public static Builder builder(EtcdConnection connection) {
     return new Builder(connection);
+  }
+
+  /**
+   * Waits until the first listing of etcd is in, or has failed (the pages then name the failure
+   * and keep retrying): at most the etcd call timeout and a second. Whether it answered in time;
+   * {@code steelyard console} prints its READY line after this, so a page opened at once shows
+   * the registry.
+   */
+  public boolean awaitFirstListing() throws InterruptedException {
+    return fleet.awaitFirstAnswer(callTimeout.plusSeconds(1));
   }
 
   /** Where the console serves, e.g. {@code http://127.0.0.1:8088/}. */

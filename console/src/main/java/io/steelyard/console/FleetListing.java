@@ -9,18 +9,22 @@ import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.kv.GetResponse;
 import io.etcd.jetcd.options.GetOption;
+import io.steelyard.agent.ServerMeters;
 import io.steelyard.registry.DecodedValue;
+import io.steelyard.registry.EtcdFailureText;
 import io.steelyard.registry.KeyLayout;
-import io.steelyard.registry.Validation;
 import io.steelyard.registry.ValueCodec;
 import io.steelyard.registry.internal.EtcdCalls;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import javax.annotation.Nullable;
 
@@ -46,22 +50,23 @@ final class FleetListing {
   private final Client client;
   private final KeyLayout layout;
   private final EtcdCalls calls;
-  private final EtcdErrors errors;
+  private final String etcdEndpoints; // named in failure texts
   private final Metrics metrics;
   private final Clock clock;
   private final AtomicBoolean listing = new AtomicBoolean();
+  private final CountDownLatch firstAnswer = new CountDownLatch(1);
 
   @Nullable private volatile Listing last;
   @Nullable private volatile Instant attemptedAt;
   @Nullable private volatile Instant failingSince;
   @Nullable private volatile String failure;
 
-  FleetListing(Client client, KeyLayout layout, EtcdCalls calls, EtcdErrors errors,
+  FleetListing(Client client, KeyLayout layout, EtcdCalls calls, String etcdEndpoints,
       Metrics metrics, Clock clock) {
     this.client = requireNonNull(client, "client");
     this.layout = requireNonNull(layout, "layout");
     this.calls = requireNonNull(calls, "calls");
-    this.errors = requireNonNull(errors, "errors");
+    this.etcdEndpoints = requireNonNull(etcdEndpoints, "etcdEndpoints");
     this.metrics = requireNonNull(metrics, "metrics");
     this.clock = requireNonNull(clock, "clock");
   }
@@ -77,7 +82,7 @@ final class FleetListing {
       return;
     }
     attemptedAt = now;
-    String root = layout.prefix() + "/";
+    String root = layout.registryPrefix();
     calls.call("list " + root,
             () -> client.getKVClient().get(bytes(root), GetOption.builder().isPrefix(true).build()))
         .whenComplete(
@@ -87,9 +92,9 @@ final class FleetListing {
                   if (failingSince == null) {
                     failingSince = clock.instant();
                   }
-                  failure = errors.describe(e);
+                  failure = EtcdFailureText.describe(e, etcdEndpoints);
                 } else {
-                  Listing l = parse(r, root);
+                  Listing l = parse(r);
                   last = l;
                   failingSince = null;
                   failure = null;
@@ -99,6 +104,7 @@ final class FleetListing {
                 }
               } finally {
                 listing.set(false);
+                firstAnswer.countDown();
               }
             });
   }
@@ -108,20 +114,20 @@ final class FleetListing {
     return last != null || failure != null;
   }
 
-  private Listing parse(GetResponse r, String root) {
+  /**
+   * Waits up to {@code timeout} for the first listing to succeed or fail; whether it did. The
+   * listing itself is bounded by the etcd call timeout, so a timeout a little longer is enough.
+   */
+  boolean awaitFirstAnswer(Duration timeout) throws InterruptedException {
+    return firstAnswer.await(timeout.toNanos(), TimeUnit.NANOSECONDS);
+  }
+
+  private Listing parse(GetResponse r) {
     Map<String, List<KeyValue>> byService = new TreeMap<>();
     for (KeyValue kv : r.getKvs()) {
-      String key = kv.getKey().toString(StandardCharsets.UTF_8);
-      String rest = key.substring(root.length());
-      int slash = rest.indexOf('/');
-      if (slash <= 0 || slash == rest.length() - 1) {
-        continue;
-      }
-      String service = rest.substring(0, slash);
-      // Drain notes (.drained) and anything else that is not a service name are not services.
-      if (Validation.isValidServiceName(service)) {
-        byService.computeIfAbsent(service, s -> new ArrayList<>()).add(kv);
-      }
+      // Drain notes, service configs and any key that is not an instance key are no services.
+      layout.serviceOf(kv.getKey().toString(StandardCharsets.UTF_8))
+          .ifPresent(service -> byService.computeIfAbsent(service, s -> new ArrayList<>()).add(kv));
     }
     List<Service> services = new ArrayList<>();
     for (Map.Entry<String, List<KeyValue>> e : byService.entrySet()) {

@@ -2,8 +2,9 @@ package io.steelyard.console;
 
 import static java.util.Objects.requireNonNull;
 
-import io.steelyard.console.ServerMeters.Scrape;
 
+import io.steelyard.agent.ServerMeters;
+import io.steelyard.agent.ServerMeters.Scrape;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;

@@ -47,13 +47,13 @@ final class Routes implements HttpHandler {
   private final Access access;
   private final boolean readOnly;
   private final FleetListing fleet;
-  private final Views views;
+  private final ServicePages views;
   private final Actions actions;
   private final Clock clock;
   private final Semaphore streams = new Semaphore(MAX_STREAMS);
   private volatile boolean closed;
 
-  Routes(Access access, boolean readOnly, FleetListing fleet, Views views, Actions actions,
+  Routes(Access access, boolean readOnly, FleetListing fleet, ServicePages views, Actions actions,
       Clock clock) {
     this.access = requireNonNull(access, "access");
     this.readOnly = readOnly;
@@ -63,7 +63,7 @@ final class Routes implements HttpHandler {
     this.clock = requireNonNull(clock, "clock");
   }
 
-  Views views() {
+  ServicePages views() {
     return views;
   }
 
@@ -133,7 +133,7 @@ final class Routes implements HttpHandler {
       String rest = path.substring("/api/services/".length());
       boolean stream = rest.endsWith("/stream");
       String service = decode(stream ? rest.substring(0, rest.length() - 7) : rest);
-      ServiceView view;
+      ServicePage view;
       try {
         view = views.get(service);
       } catch (IllegalArgumentException e) {
@@ -205,7 +205,7 @@ final class Routes implements HttpHandler {
   }
 
   /** Sends the view now and after every change (heartbeat comments keep proxies from idling). */
-  private void stream(HttpExchange ex, ServiceView view) throws IOException {
+  private void stream(HttpExchange ex, ServicePage view) throws IOException {
     if (!streams.tryAcquire()) {
       text(ex, 503, "too many open pages; close one and reload");
       return;

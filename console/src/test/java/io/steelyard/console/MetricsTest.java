@@ -9,37 +9,6 @@ import org.junit.jupiter.api.Test;
 
 class MetricsTest {
 
-  private static final String SCRAPE = String.join("\n",
-      "# TYPE steelyard_server_calls_total counter",
-      "steelyard_server_calls_total{service=\"greeter\",status=\"OK\"} 90",
-      "steelyard_server_calls_total{service=\"greeter\",status=\"UNAVAILABLE\"} 10",
-      "steelyard_server_calls_total{service=\"other\",status=\"OK\"} 5000",
-      "steelyard_server_call_duration_seconds_bucket{service=\"greeter\",le=\"0.01\"} 50",
-      "steelyard_server_call_duration_seconds_bucket{service=\"greeter\",le=\"0.1\"} 99",
-      "steelyard_server_call_duration_seconds_bucket{service=\"greeter\",le=\"+Inf\"} 100",
-      "");
-
-  @Test
-  void parseKeepsOnlyTheServicesSamples() {
-    ServerMeters.Scrape s = ServerMeters.read(7, "greeter", SCRAPE);
-
-    assertThat(s.calls()).isEqualTo(100);
-    assertThat(s.errors()).isEqualTo(10);
-    assertThat(s.buckets()).containsEntry(0.01, 50.0).containsEntry(Double.POSITIVE_INFINITY, 100.0);
-  }
-
-  @Test
-  void quantileInterpolatesWithinTheBucketAsPrometheusDoes() {
-    TreeMap<Double, Double> deltas = new TreeMap<>();
-    deltas.put(0.01, 50.0);
-    deltas.put(0.1, 100.0);
-    deltas.put(Double.POSITIVE_INFINITY, 100.0);
-
-    assertThat(ServerMeters.quantile(0.5, deltas)).isCloseTo(0.01, within(1e-9));
-    assertThat(ServerMeters.quantile(0.99, deltas)).isCloseTo(0.01 + 0.09 * 49 / 50, within(1e-9));
-    assertThat(ServerMeters.quantile(0.99, new TreeMap<>())).isNaN();
-  }
-
   @Test
   void combineSumsRatesAndMergesHistograms() {
     TreeMap<Double, Double> a = new TreeMap<>();

@@ -40,7 +40,7 @@ import org.slf4j.LoggerFactory;
  * when etcd itself lists no instance.
  *
  * <p>Service config: each result carries the service config {@link ServiceConfigChoice} picks from
- * the one stored in the registry (followed by the service's shared {@link ConfigWatcher}). The
+ * the one stored in the registry (followed by the service's shared {@link ServiceConfigWatcher}). The
  * first result waits for the registry's answer about it (or its failure), so a channel never
  * starts on a policy it is about to leave; a config change alone pushes the same addresses again
  * with the new config.
@@ -82,8 +82,8 @@ final class EtcdNameResolver extends NameResolver {
   // Sync context only.
   @Nullable private Listener2 listener;
   @Nullable private AutoCloseable subscription;
-  @Nullable private ConfigWatcher configWatcher;
-  @Nullable private Consumer<RegistryConfig> configListener;
+  @Nullable private ServiceConfigWatcher configWatcher;
+  @Nullable private Consumer<StoredServiceConfig> configListener;
   @Nullable private List<EquivalentAddressGroup> pushedGroups;
   @Nullable private Snapshot pushed;
   @Nullable private Snapshot latest;
@@ -213,7 +213,7 @@ final class EtcdNameResolver extends NameResolver {
         configListener = config -> syncContext.execute(() -> handleConfig(config));
         configWatcher.addListener(configListener);
       } else {
-        serviceConfig.update(RegistryConfig.ABSENT); // a source without a registry config
+        serviceConfig.update(StoredServiceConfig.ABSENT); // a source without a registry config
       }
     } catch (RuntimeException e) {
       listener.onError(Status.UNAVAILABLE
@@ -230,7 +230,7 @@ final class EtcdNameResolver extends NameResolver {
     pushLatest(false);
   }
 
-  private void handleConfig(RegistryConfig config) {
+  private void handleConfig(StoredServiceConfig config) {
     if (shutdown) {
       return;
     }

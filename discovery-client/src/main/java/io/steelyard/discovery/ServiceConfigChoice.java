@@ -18,11 +18,10 @@ import org.slf4j.LoggerFactory;
  * is refused (logged once per refused revision for all channels of the process). "Last accepted"
  * is per service, not per channel: a channel created while the stored config is refused starts on
  * the config another channel of the service accepted before ({@link Memory}, kept by the
- * service's {@link ConfigWatcher}), so every channel of the process runs one policy. Only a
- * process that never accepted one starts on the resolver's
- * fallback; the resolver's
- * fallback when none is stored. With no fallback and nothing stored it hands grpc nothing, so
- * the channel's own {@code defaultServiceConfig} and then {@code defaultLoadBalancingPolicy}
+ * service's {@link ServiceConfigWatcher}), so every channel of the process runs one policy. The
+ * resolver's fallback config applies when none is stored, and when the stored one is refused in
+ * a process that never accepted any. With no fallback and nothing accepted it hands grpc nothing,
+ * so the channel's own {@code defaultServiceConfig} and then {@code defaultLoadBalancingPolicy}
  * apply (grpc's rule).
  *
  * <p>Threading: the channel's SynchronizationContext only.
@@ -66,7 +65,7 @@ final class ServiceConfigChoice {
   private final BooleanSupplier firstToAnnounceFallback;
   private final Memory memory;
 
-  private RegistryConfig seen = RegistryConfig.UNKNOWN;
+  private StoredServiceConfig seen = StoredServiceConfig.UNKNOWN;
   @Nullable private ConfigOrError accepted;
   private long acceptedRevision;
   @Nullable private String acceptedJson;
@@ -78,7 +77,7 @@ final class ServiceConfigChoice {
    *     null hands grpc no service config at all
    * @param fallback the service config while none is stored; null or empty for none
    * @param firstToReport whether a refused config at a mod revision is to be logged (shared by
-   *     every channel of the service, see {@link ConfigWatcher#firstToReport})
+   *     every channel of the service, see {@link ServiceConfigWatcher#firstToReport})
    */
   ServiceConfigChoice(
       String service,
@@ -119,7 +118,7 @@ final class ServiceConfigChoice {
   }
 
   /** Takes in what the registry holds; returns whether {@link #effective()} changed. */
-  boolean update(RegistryConfig config) {
+  boolean update(StoredServiceConfig config) {
     seen = config;
     if (parser == null || !config.settled()) {
       return false;
@@ -142,7 +141,7 @@ final class ServiceConfigChoice {
     return changed;
   }
 
-  private void accept(RegistryConfig config) {
+  private void accept(StoredServiceConfig config) {
     if (accepted != null
         && (config.modRevision() == acceptedRevision || config.json().equals(acceptedJson))) {
       acceptedRevision = config.modRevision(); // the same text again: nothing for grpc to do

@@ -77,12 +77,12 @@ public final class ServiceWatcher implements AutoCloseable {
 
   private final WatchRegistry.Subscription subscription;
   private final AtomicReference<Snapshot> current;
-  @Nullable private final Consumer<RegistryConfig> configListener;
+  @Nullable private final Consumer<StoredServiceConfig> configListener;
 
   private ServiceWatcher(
       WatchRegistry.Subscription subscription,
       AtomicReference<Snapshot> current,
-      @Nullable Consumer<RegistryConfig> configListener) {
+      @Nullable Consumer<StoredServiceConfig> configListener) {
     this.subscription = subscription;
     this.current = current;
     this.configListener = configListener;
@@ -223,10 +223,10 @@ public final class ServiceWatcher implements AutoCloseable {
       };
       WatchRegistry.Subscription subscription =
           registry.subscribe(connection, layoutOrDefault(), service, config, adapter);
-      Consumer<RegistryConfig> configListener = null;
+      Consumer<StoredServiceConfig> configListener = null;
       if (serviceConfig) {
         configListener = c -> {
-          if (c.state() == RegistryConfig.State.PRESENT || c.state() == RegistryConfig.State.ABSENT) {
+          if (c.state() == StoredServiceConfig.State.PRESENT || c.state() == StoredServiceConfig.State.ABSENT) {
             listener.onServiceConfig(service, c.json(), c.modRevision());
           }
         };

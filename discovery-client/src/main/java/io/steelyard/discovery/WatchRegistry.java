@@ -69,10 +69,10 @@ final class WatchRegistry {
   private static final class WatcherRef {
     final PrefixWatcher watcher;
     /** The service config's watch, next to the instances'; it starts with its first listener. */
-    final ConfigWatcher config;
+    final ServiceConfigWatcher config;
     int users;
 
-    WatcherRef(PrefixWatcher watcher, ConfigWatcher config) {
+    WatcherRef(PrefixWatcher watcher, ServiceConfigWatcher config) {
       this.watcher = watcher;
       this.config = config;
     }
@@ -143,7 +143,7 @@ final class WatchRegistry {
     PrefixWatcher watcher();
 
     /** The service config's watcher of the same service, shared like {@link #watcher()}. */
-    ConfigWatcher config();
+    ServiceConfigWatcher config();
 
     @Override
     void close();
@@ -169,7 +169,7 @@ final class WatchRegistry {
     layout.servicePrefix(service); // validates the name before anything is created
     WatchKey key = new WatchKey(connection, layout, service, config);
     PrefixWatcher watcher;
-    ConfigWatcher configWatcher;
+    ServiceConfigWatcher configWatcher;
     boolean created = false;
     synchronized (this) {
       WatcherRef ref = watchers.get(key);
@@ -185,7 +185,7 @@ final class WatchRegistry {
         ref = new WatcherRef(
             new PrefixWatcher(
                 c.client, connection.endpointsString(), layout, service, config, scheduler, random, stats),
-            new ConfigWatcher(
+            new ServiceConfigWatcher(
                 c.client, connection.endpointsString(), layout, service, config, scheduler, random));
         watchers.put(key, ref);
         stats.activeWatches.incrementAndGet();
@@ -204,7 +204,7 @@ final class WatchRegistry {
     }
     AtomicBoolean released = new AtomicBoolean();
     PrefixWatcher w = watcher;
-    ConfigWatcher cw = configWatcher;
+    ServiceConfigWatcher cw = configWatcher;
     return new Subscription() {
       @Override
       public PrefixWatcher watcher() {
@@ -212,7 +212,7 @@ final class WatchRegistry {
       }
 
       @Override
-      public ConfigWatcher config() {
+      public ServiceConfigWatcher config() {
         return cw;
       }
 
@@ -229,7 +229,7 @@ final class WatchRegistry {
   private void release(WatchKey key) {
     ClientRef toClose = null;
     PrefixWatcher toStop = null;
-    ConfigWatcher configToStop = null;
+    ServiceConfigWatcher configToStop = null;
     synchronized (this) {
       WatcherRef ref = watchers.get(key);
       if (ref == null || --ref.users > 0) {
@@ -262,6 +262,16 @@ final class WatchRegistry {
         }
       }));
     }
+  }
+
+  /** Where this registry's watchers run; a {@link ServiceNameWatcher} runs there too. */
+  Scheduler scheduler() {
+    return scheduler;
+  }
+
+  /** Runs client closes, which may block briefly. */
+  Executor closer() {
+    return closer;
   }
 
   /** This registry's counters; any thread. */

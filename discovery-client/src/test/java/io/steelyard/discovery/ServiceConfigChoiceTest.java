@@ -50,7 +50,7 @@ class ServiceConfigChoiceTest {
   void notSettledUntilTheRegistryAnswers() {
     ServiceConfigChoice c = choice(FALLBACK);
 
-    assertThat(c.update(RegistryConfig.UNKNOWN)).isFalse();
+    assertThat(c.update(StoredServiceConfig.UNKNOWN)).isFalse();
 
     assertThat(c.settled()).isFalse();
     assertThat(c.effective()).isNull();
@@ -60,7 +60,7 @@ class ServiceConfigChoiceTest {
   void noStoredConfigGivesTheFallback() {
     ServiceConfigChoice c = choice(FALLBACK);
 
-    assertThat(c.update(RegistryConfig.ABSENT)).isTrue();
+    assertThat(c.update(StoredServiceConfig.ABSENT)).isTrue();
 
     assertThat(c.settled()).isTrue();
     assertThat(config(c)).isEqualTo(FALLBACK);
@@ -70,7 +70,7 @@ class ServiceConfigChoiceTest {
   void anEmptyFallbackHandsGrpcNothingSoTheChannelsDefaultApplies() {
     ServiceConfigChoice c = choice(Map.of());
 
-    c.update(RegistryConfig.ABSENT);
+    c.update(StoredServiceConfig.ABSENT);
 
     assertThat(c.settled()).isTrue();
     assertThat(c.effective()).isNull();
@@ -79,9 +79,9 @@ class ServiceConfigChoiceTest {
   @Test
   void aStoredConfigWinsOverTheFallback() {
     ServiceConfigChoice c = choice(FALLBACK);
-    c.update(RegistryConfig.ABSENT);
+    c.update(StoredServiceConfig.ABSENT);
 
-    assertThat(c.update(RegistryConfig.present("{\"loadBalancingConfig\":[]}", 4))).isTrue();
+    assertThat(c.update(StoredServiceConfig.present("{\"loadBalancingConfig\":[]}", 4))).isTrue();
 
     assertThat(config(c)).isEqualTo(Map.of("loadBalancingConfig", List.of()));
   }
@@ -89,12 +89,12 @@ class ServiceConfigChoiceTest {
   @Test
   void aRefusedConfigIsReportedOnceAndTheLastGoodOneStays() {
     ServiceConfigChoice c = choice(FALLBACK);
-    c.update(RegistryConfig.present("{\"good\":1}", 4));
+    c.update(StoredServiceConfig.present("{\"good\":1}", 4));
     Object good = config(c);
 
-    assertThat(c.update(RegistryConfig.present("{\"bad\":1}", 5))).isFalse();
-    assertThat(c.update(RegistryConfig.present("{\"bad\":1}", 5))).isFalse();
-    assertThat(c.update(RegistryConfig.present("{\"loadBalancingConfig\":", 6))).isFalse();
+    assertThat(c.update(StoredServiceConfig.present("{\"bad\":1}", 5))).isFalse();
+    assertThat(c.update(StoredServiceConfig.present("{\"bad\":1}", 5))).isFalse();
+    assertThat(c.update(StoredServiceConfig.present("{\"loadBalancingConfig\":", 6))).isFalse();
 
     assertThat(config(c)).isSameAs(good);
     assertThat(reported).containsExactly(5L, 5L, 6L); // the watcher's predicate dedups across channels
@@ -104,7 +104,7 @@ class ServiceConfigChoiceTest {
   void aRefusedFirstConfigLeavesTheFallback() {
     ServiceConfigChoice c = choice(FALLBACK);
 
-    c.update(RegistryConfig.present("{\"bad\":1}", 5));
+    c.update(StoredServiceConfig.present("{\"bad\":1}", 5));
 
     assertThat(config(c)).isEqualTo(FALLBACK);
   }
@@ -112,9 +112,9 @@ class ServiceConfigChoiceTest {
   @Test
   void aDeletedConfigGoesBackToTheFallback() {
     ServiceConfigChoice c = choice(FALLBACK);
-    c.update(RegistryConfig.present("{\"good\":1}", 4));
+    c.update(StoredServiceConfig.present("{\"good\":1}", 4));
 
-    assertThat(c.update(RegistryConfig.ABSENT)).isTrue();
+    assertThat(c.update(StoredServiceConfig.ABSENT)).isTrue();
 
     assertThat(config(c)).isEqualTo(FALLBACK);
   }
@@ -122,10 +122,10 @@ class ServiceConfigChoiceTest {
   @Test
   void etcdFailingKeepsTheConfigInForce() {
     ServiceConfigChoice c = choice(FALLBACK);
-    c.update(RegistryConfig.present("{\"good\":1}", 4));
+    c.update(StoredServiceConfig.present("{\"good\":1}", 4));
     Object good = config(c);
 
-    assertThat(c.update(RegistryConfig.UNREADABLE)).isFalse();
+    assertThat(c.update(StoredServiceConfig.UNREADABLE)).isFalse();
 
     assertThat(config(c)).isSameAs(good);
   }
@@ -133,10 +133,10 @@ class ServiceConfigChoiceTest {
   @Test
   void theSameRevisionIsNotParsedAgain() {
     ServiceConfigChoice c = choice(FALLBACK);
-    c.update(RegistryConfig.present("{\"good\":1}", 4));
+    c.update(StoredServiceConfig.present("{\"good\":1}", 4));
     int parses = parsed.size();
 
-    assertThat(c.update(RegistryConfig.present("{\"good\":1}", 4))).isFalse();
+    assertThat(c.update(StoredServiceConfig.present("{\"good\":1}", 4))).isFalse();
 
     assertThat(parsed).hasSize(parses);
   }
@@ -145,7 +145,7 @@ class ServiceConfigChoiceTest {
   void withoutAParserGrpcGetsNoServiceConfig() {
     ServiceConfigChoice c = new ServiceConfigChoice("greeter", null, FALLBACK, r -> true);
 
-    c.update(RegistryConfig.present("{\"good\":1}", 4));
+    c.update(StoredServiceConfig.present("{\"good\":1}", 4));
 
     assertThat(c.settled()).isTrue();
     assertThat(c.effective()).isNull();
@@ -154,10 +154,10 @@ class ServiceConfigChoiceTest {
   @Test
   void theSameTextAtANewRevisionChangesNothing() {
     ServiceConfigChoice c = choice(FALLBACK);
-    c.update(RegistryConfig.present("{\"good\":1}", 4));
+    c.update(StoredServiceConfig.present("{\"good\":1}", 4));
     int parses = parsed.size();
 
-    assertThat(c.update(RegistryConfig.present("{\"good\":1}", 9))).isFalse();
+    assertThat(c.update(StoredServiceConfig.present("{\"good\":1}", 9))).isFalse();
 
     assertThat(parsed).hasSize(parses);
   }
@@ -178,7 +178,7 @@ class ServiceConfigChoiceTest {
     logs.start();
     log.addAppender(logs);
     try {
-      c.update(RegistryConfig.present("{\"loadBalancingConfig\":[]}", 5));
+      c.update(StoredServiceConfig.present("{\"loadBalancingConfig\":[]}", 5));
     } finally {
       log.detachAppender(logs);
     }

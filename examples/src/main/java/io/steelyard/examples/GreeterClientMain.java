@@ -6,6 +6,8 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.steelyard.balancer.BalancerMetrics;
 import io.steelyard.balancer.spi.EndpointState;
 import io.steelyard.discovery.DiscoveryMetrics;
@@ -13,8 +15,10 @@ import io.steelyard.discovery.EtcdNameResolverProvider;
 import io.steelyard.registry.CertificateMetrics;
 import io.steelyard.registry.DecodedValue;
 import io.steelyard.registry.EtcdConnection;
+import io.steelyard.registry.EtcdFlags;
 import io.steelyard.registry.Localities;
 import io.steelyard.registry.KeyLayout;
+import io.steelyard.registry.MetricsEndpoint;
 import io.steelyard.registry.Validation;
 import io.steelyard.registry.admin.InstanceStore;
 import io.steelyard.registry.admin.RegisteredInstance;
@@ -62,7 +66,7 @@ import picocli.CommandLine;
     })
 final class GreeterClientMain implements Callable<Integer> {
 
-  @Mixin EtcdOptions etcdOptions = new EtcdOptions();
+  @Mixin EtcdFlags etcdFlags = new EtcdFlags();
 
   @Option(names = "--service", paramLabel = "NAME", description = "service name (default: ${DEFAULT-VALUE})")
   String service = "greeter";
@@ -111,9 +115,6 @@ final class GreeterClientMain implements Callable<Integer> {
 
   @Option(names = "--max-failures", paramLabel = "N", description = "fail (exit 3) if more than N calls failed")
   Long maxFailures;
-
-  @Option(names = "--prefix", paramLabel = "PREFIX", description = "key prefix (default: ${DEFAULT-VALUE})")
-  String prefix = KeyLayout.DEFAULT_PREFIX;
 
   @Option(names = "--health-service", paramLabel = "NAME",
       description = "grpc.health.v1 service asked about on each backend; '' (the default) is the"
@@ -165,8 +166,8 @@ final class GreeterClientMain implements Callable<Integer> {
     KeyLayout layout;
     EtcdConnection etcd;
     try {
-      layout = KeyLayout.of(prefix);
-      etcd = etcdOptions.connection();
+      layout = etcdFlags.layout();
+      etcd = etcdFlags.connection();
       Validation.checkServiceName(service);
       if (zone != null) {
         Localities.checkName("--zone", zone);
@@ -185,12 +186,14 @@ final class GreeterClientMain implements Callable<Integer> {
                 .build());
     String target = "etcd:///" + service + (zone == null ? "" : "?zone=" + zone);
     MetricsEndpoint endpoint = null;
+    PrometheusMeterRegistry prometheus = null;
     DiscoveryMetrics discoveryMetrics = new DiscoveryMetrics();
     try (Client etcdClient = etcd.connect()) {
       MeterRegistry meters;
       if (metricsPort != null) {
-        endpoint = MetricsEndpoint.start("127.0.0.1", metricsPort);
-        meters = endpoint.registry();
+        prometheus = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        endpoint = MetricsEndpoint.start("127.0.0.1", metricsPort, prometheus::scrape);
+        meters = prometheus;
         discoveryMetrics.bindTo(meters);
         new CertificateMetrics().bindTo(meters); // etcd's TLS files, for the process's life
         System.out.println("METRICS url=" + endpoint.url());
@@ -256,6 +259,9 @@ final class GreeterClientMain implements Callable<Integer> {
       discoveryMetrics.close();
       if (endpoint != null) {
         endpoint.close();
+      }
+      if (prometheus != null) {
+        prometheus.close();
       }
     }
   }

@@ -11,13 +11,18 @@ import io.grpc.ServerTransportFilter;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.steelyard.agent.AgentMetrics;
 import io.steelyard.agent.RegisteredServer;
+import io.steelyard.agent.ServerMeters;
 import io.steelyard.agent.ServiceRegistration;
 import io.steelyard.agent.ServiceRegistrationBuilder;
 import io.steelyard.examples.proto.GreeterGrpc;
 import io.steelyard.registry.EtcdConnection;
+import io.steelyard.registry.KeyLayout;
 import io.steelyard.registry.Localities;
+import io.steelyard.registry.MetricsEndpoint;
 import io.steelyard.registry.Validation;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -76,6 +81,7 @@ public final class GreeterServer implements AutoCloseable {
   @Nullable private Server server; // guarded by lock
   @Nullable private RegisteredServer registered; // guarded by lock; null with register(false)
   @Nullable private MetricsEndpoint metrics; // guarded by lock; null without metricsPort
+  @Nullable private PrometheusMeterRegistry meters; // guarded by lock; what metrics serves
   @Nullable private volatile String address;
   private boolean closing; // guarded by lock
 
@@ -106,8 +112,9 @@ public final class GreeterServer implements AutoCloseable {
                 .addService(health.getHealthService())
                 .addTransportFilter(new CountingFilter(connections));
         if (config.metricsPort >= 0) {
-          metrics = MetricsEndpoint.start(config.host, config.metricsPort);
-          nsb.addStreamTracerFactory(AgentMetrics.of(metrics.registry()).serverCalls(config.service));
+          meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+          metrics = MetricsEndpoint.start(config.host, config.metricsPort, meters::scrape);
+          nsb.addStreamTracerFactory(AgentMetrics.of(meters).serverCalls(config.service));
         }
         s = nsb.build().start();
       } catch (IOException e) {
@@ -140,16 +147,17 @@ public final class GreeterServer implements AutoCloseable {
   private RegisteredServer register(Server s, String self) {
     ServiceRegistrationBuilder rb =
         ServiceRegistration.builder(config.connection, config.service, self)
+            .keyLayout(config.layout)
             .weight(config.weight)
             .ttl(config.ttl)
             // Advertised for `steelyard top` (JSON values carry metadata; docs/metrics.md).
-            .metadata(metrics == null ? Map.of() : Map.of("metrics", metrics.url()));
+            .metadata(metrics == null ? Map.of() : Map.of(ServerMeters.METADATA_KEY, metrics.url()));
     if (config.zone != null) {
       rb.zone(config.zone);
     }
     ServiceRegistration registration = rb.build();
     if (metrics != null) {
-      AgentMetrics.of(metrics.registry()).bind(registration);
+      AgentMetrics.of(meters).bind(registration);
     }
     RegisteredServer rs =
         RegisteredServer.builder(s, registration)
@@ -211,12 +219,18 @@ public final class GreeterServer implements AutoCloseable {
 
   private void closeMetrics() {
     MetricsEndpoint m;
+    PrometheusMeterRegistry r;
     synchronized (lock) {
       m = metrics;
+      r = meters;
       metrics = null;
+      meters = null;
     }
     if (m != null) {
       m.close();
+    }
+    if (r != null) {
+      r.close();
     }
   }
 
@@ -349,6 +363,7 @@ public final class GreeterServer implements AutoCloseable {
    */
   public static final class Builder {
     EtcdConnection connection = EtcdConnection.fromEnvironment();
+    KeyLayout layout = KeyLayout.defaults();
     String service = "greeter";
     String host = DEFAULT_HOST;
     int port = 0;
@@ -390,6 +405,13 @@ public final class GreeterServer implements AutoCloseable {
     public Builder connection(EtcdConnection connection) {
       once("connection");
       this.connection = requireNonNull(connection, "connection");
+      return this;
+    }
+
+    /** The registry's key prefix; default {@value KeyLayout#DEFAULT_PREFIX}. */
+    public Builder layout(KeyLayout layout) {
+      once("layout");
+      this.layout = requireNonNull(layout, "layout");
       return this;
     }
 

@@ -1,6 +1,7 @@
 package io.steelyard.examples;
 
 import io.steelyard.registry.EtcdConnection;
+import io.steelyard.registry.EtcdFlags;
 import java.time.Duration;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
@@ -30,7 +31,7 @@ import picocli.CommandLine.Option;
     })
 final class GreeterServerMain implements Callable<Integer> {
 
-  @Mixin EtcdOptions etcdOptions = new EtcdOptions();
+  @Mixin EtcdFlags etcd = new EtcdFlags();
 
   @Option(names = "--service", paramLabel = "NAME", description = "service name (default: ${DEFAULT-VALUE})")
   String service = "greeter";
@@ -76,7 +77,8 @@ final class GreeterServerMain implements Callable<Integer> {
     try {
       b =
           GreeterServer.builder()
-              .connection(etcdOptions.connection())
+              .connection(etcd.connection())
+              .layout(etcd.layout())
               .service(service)
               .host(host)
               .port(port)

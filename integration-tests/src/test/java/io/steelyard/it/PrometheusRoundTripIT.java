@@ -7,11 +7,13 @@ import com.google.gson.JsonArray;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.steelyard.balancer.BalancerMetrics;
 import io.steelyard.discovery.DiscoveryMetrics;
 import io.steelyard.examples.GreeterClient;
 import io.steelyard.examples.GreeterServer;
-import io.steelyard.examples.MetricsEndpoint;
+import io.steelyard.registry.MetricsEndpoint;
 import io.steelyard.testkit.EtcdCluster;
 import io.steelyard.testkit.FreePorts;
 import java.io.File;
@@ -72,14 +74,15 @@ class PrometheusRoundTripIT {
             + " or set PROMETHEUS_BINARY)");
     Path dir = Files.createTempDirectory("steelyard-prometheus");
     Process prometheus = null;
+    PrometheusMeterRegistry clientMeters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     try (Greeters greeters = new Greeters(etcd.endpoints(), SERVICE);
-        MetricsEndpoint clientMetrics = MetricsEndpoint.start("127.0.0.1", 0);
+        MetricsEndpoint clientMetrics = MetricsEndpoint.start("127.0.0.1", 0, clientMeters::scrape);
         DiscoveryMetrics discovery = new DiscoveryMetrics()) {
       GreeterServer a = greeters.add(greeters.builder().weight(1).metricsPort(0).build().start());
       GreeterServer b = greeters.add(greeters.builder().weight(3).metricsPort(0).build().start());
-      discovery.bindTo(clientMetrics.registry());
+      discovery.bindTo(clientMeters);
       try (GreeterClient client = GreeterClient.builder(etcd.endpoints(), SERVICE)
-              .metrics(BalancerMetrics.of(clientMetrics.registry())).build();
+              .metrics(BalancerMetrics.of(clientMeters)).build();
           Load load = Load.start(client, 2)) {
         await().atMost(Duration.ofSeconds(30)).until(() ->
             load.callsTo(a.address()) >= 20 && load.callsTo(b.address()) >= 20);
@@ -144,6 +147,7 @@ class PrometheusRoundTripIT {
         });
       }
     } finally {
+      clientMeters.close();
       if (prometheus != null) {
         prometheus.destroy();
         if (!prometheus.waitFor(10, TimeUnit.SECONDS)) {

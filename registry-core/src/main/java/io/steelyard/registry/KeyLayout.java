@@ -3,6 +3,7 @@ package io.steelyard.registry;
 import io.etcd.jetcd.ByteSequence;
 import java.nio.charset.StandardCharsets;
 import java.util.Optional;
+import javax.annotation.Nullable;
 
 /**
  * The etcd key layout: {@code <prefix>/<service>/<instance>}, where the instance part is the
@@ -15,6 +16,10 @@ import java.util.Optional;
  * keys.instanceKey("greeter", "10.0.0.7:50051");      // "/services/greeter/10.0.0.7:50051"
  * keys.drainNoteKey("greeter", "10.0.0.7:50051");     // "/services/.drained/greeter/10.0.0.7:50051"
  * keys.serviceConfigKey("greeter");                   // "/services/.config/greeter"
+ *
+ * keys.parse("/services/greeter/10.0.0.7:50051");     // InstanceKey[greeter, 10.0.0.7:50051]
+ * keys.serviceOf("/services/greeter/10.0.0.7:50051"); // Optional[greeter]
+ * keys.serviceOf("/services/.drained/greeter/h:1");   // Optional.empty: not an instance key
  * }</pre>
  *
  * <p>The drain notes ({@link #drainNoteKey}) live under {@code <prefix>/.drained/}: {@code
@@ -99,6 +104,59 @@ public final class KeyLayout {
   public String serviceConfigKey(String service) {
     Validation.checkServiceName(service);
     return prefix + SERVICE_CONFIGS + service;
+  }
+
+  /**
+   * {@code <prefix>/}: the key prefix to list and watch every service at once. Besides the
+   * instance keys it covers the drain notes and service configs; {@link #parse} tells them apart.
+   */
+  public String registryPrefix() {
+    return prefix + "/";
+  }
+
+  /**
+   * A key of one instance, split into its parts: the inverse of {@link #instanceKey}.
+   *
+   * @param service a valid service name ({@link Validation#checkServiceName})
+   * @param instanceId the non-empty part after the service's prefix (the address, for keys
+   *     steelyard writes)
+   */
+  public record InstanceKey(String service, String instanceId) {}
+
+  /**
+   * The service and instance id of {@code key} when it is an instance key of this layout ({@code
+   * <prefix>/<service>/<instance>}), else empty: a key outside the prefix, a drain note or a
+   * service config (their segments are not service names), a key with no or an empty instance
+   * part, or a service segment that is not a valid name. The instance part is taken as {@link
+   * #instanceId} takes it, so {@code parse(instanceKey(s, a))} gives back {@code (s, a)}.
+   */
+  public Optional<InstanceKey> parse(@Nullable String key) {
+    String root = registryPrefix();
+    if (key == null || !key.startsWith(root)) {
+      return Optional.empty();
+    }
+    int end = key.indexOf('/', root.length());
+    if (end < 0 || end == key.length() - 1) {
+      return Optional.empty();
+    }
+    String service = key.substring(root.length(), end);
+    if (!Validation.isValidServiceName(service)) {
+      return Optional.empty();
+    }
+    return Optional.of(new InstanceKey(service, key.substring(end + 1)));
+  }
+
+  /**
+   * Whether {@code key} lies under a segment the registry keeps for itself, {@code <prefix>/.}
+   * (the drain notes and the service configs): never a service's, and never malformed either.
+   */
+  public boolean isReserved(@Nullable String key) {
+    return key != null && key.startsWith(prefix + "/.");
+  }
+
+  /** The service of {@code key} when it is an instance key of this layout; see {@link #parse}. */
+  public Optional<String> serviceOf(@Nullable String key) {
+    return parse(key).map(InstanceKey::service);
   }
 
   /** {@link #servicePrefix} as bytes for jetcd. */

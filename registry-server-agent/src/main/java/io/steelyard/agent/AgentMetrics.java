@@ -54,6 +54,14 @@ public final class AgentMetrics {
   public static final String SERVER_CALLS = "steelyard.server.calls";
   /** Time from a call's start to its close on the server, by method (a histogram). */
   public static final String SERVER_CALL_DURATION = "steelyard.server.call.duration";
+  /** {@link #SERVER_CALLS} as a Prometheus registry names it (read back by {@link ServerMeters}). */
+  public static final String SERVER_CALLS_PROMETHEUS = "steelyard_server_calls_total";
+  /**
+   * The buckets of {@link #SERVER_CALL_DURATION} as a Prometheus registry names them (read back by
+   * {@link ServerMeters}).
+   */
+  public static final String SERVER_CALL_DURATION_BUCKET_PROMETHEUS =
+      "steelyard_server_call_duration_seconds_bucket";
 
   private final MeterRegistry registry;
 

@@ -160,6 +160,36 @@ public final class TestCertificates {
     }
   }
 
+  /**
+   * Writes a client certificate signed by {@link #caCert()} that names {@code uri} as its URI SAN
+   * (a SPIFFE ID such as {@code spiffe://test/greeter-client}) and {@code commonName} as its
+   * subject CN, valid for two days, and its key: for tests of identities taken from certificates.
+   */
+  public void issueClientCertificate(Path certFile, Path keyFile, String commonName, String uri) {
+    issue(certFile, keyFile, "CN=" + commonName, false, new GeneralName(GeneralName.uniformResourceIdentifier, uri));
+  }
+
+  /**
+   * Writes a new server certificate signed by {@link #caCert()} (IP SAN {@code 127.0.0.1}, valid
+   * for two days) and its key: for tests of a server whose certificate is rotated.
+   */
+  public void issueServerCertificate(Path certFile, Path keyFile) {
+    issue(certFile, keyFile, "CN=server", true, new GeneralName(GeneralName.iPAddress, "127.0.0.1"));
+  }
+
+  private void issue(Path certFile, Path keyFile, String subject, boolean server, GeneralName name) {
+    try {
+      Instant now = Instant.now();
+      KeyPair key = newKeyPair();
+      write(certFile, leaf(subject, key, ca, caKey, now.minus(Duration.ofHours(1)), now.plus(VALIDITY), server, name));
+      write(keyFile, key);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot write a certificate to " + certFile, e);
+    } catch (GeneralSecurityException | OperatorCreationException e) {
+      throw new IllegalStateException("cannot generate a certificate", e);
+    }
+  }
+
   /** The directory holding every file. */
   public Path dir() {
     return dir;

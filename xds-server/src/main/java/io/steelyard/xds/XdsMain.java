@@ -5,7 +5,8 @@ import com.google.common.net.HostAndPort;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.steelyard.registry.EtcdConnection;
-import io.steelyard.registry.KeyLayout;
+import io.steelyard.registry.EtcdFlags;
+import io.steelyard.registry.MetricsEndpoint;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.LinkedHashSet;
@@ -16,6 +17,7 @@ import java.util.concurrent.CountDownLatch;
 import javax.annotation.Nullable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -29,32 +31,15 @@ import picocli.CommandLine.Option;
     description = "Serves the registry over xDS (ADS: LDS, CDS, EDS) to gRPC clients and Envoy.")
 public final class XdsMain implements Callable<Integer> {
 
-  @Option(names = "--endpoints", paramLabel = "URLS",
-      description = {"etcd endpoints, comma-separated. Default:", "$STEELYARD_ETCD_ENDPOINTS, else " + EtcdConnection.DEFAULT_ENDPOINTS})
-  @Nullable String endpoints;
-
-  @Option(names = "--user", paramLabel = "USER:PASSWORD", description = "etcd user and password.")
-  @Nullable String user;
-
-  @Option(names = "--cacert", paramLabel = "FILE", description = "CA certificate to trust for etcd's TLS.")
-  @Nullable Path caCert;
-
-  @Option(names = "--cert", paramLabel = "FILE", description = "Client certificate for etcd's mutual TLS.")
-  @Nullable Path cert;
-
-  @Option(names = "--key", paramLabel = "FILE", description = "Client private key for etcd's mutual TLS.")
-  @Nullable Path key;
-
-  @Option(names = "--prefix", paramLabel = "PREFIX", defaultValue = KeyLayout.DEFAULT_PREFIX,
-      description = "Key prefix of the registry (default: ${DEFAULT-VALUE}).")
-  String prefix = KeyLayout.DEFAULT_PREFIX;
+  @Mixin EtcdFlags etcd = new EtcdFlags();
 
   @Option(names = "--services", paramLabel = "a,b|all", defaultValue = "all",
       description = "Services to serve, comma-separated, or all (default: ${DEFAULT-VALUE}).")
   String services = "all";
 
   @Option(names = "--host", paramLabel = "HOST", defaultValue = XdsServer.DEFAULT_HOST,
-      description = "Address to listen on (default: ${DEFAULT-VALUE}).")
+      description = {"Address to listen on (default: ${DEFAULT-VALUE}). Plaintext beyond loopback needs",
+          "--insecure-listen; with --tls-cert (and no --tls-listen) this address serves TLS."})
   String host = XdsServer.DEFAULT_HOST;
 
   @Option(names = "--port", paramLabel = "PORT", defaultValue = "" + XdsServer.DEFAULT_PORT,
@@ -66,6 +51,37 @@ public final class XdsMain implements Callable<Integer> {
 
   @Option(names = "--tls-key", paramLabel = "FILE", description = "Private key for --tls-cert.")
   @Nullable Path tlsKey;
+
+  @Option(names = "--tls-client-ca", paramLabel = "FILE",
+      description = {"Mutual TLS: every client presents a certificate signed by this CA.",
+          "The CA, --tls-cert and --tls-key are read again when they change."})
+  @Nullable Path tlsClientCa;
+
+  @Option(names = "--tls-listen", paramLabel = "HOST:PORT",
+      description = {"Serve TLS here instead, and plaintext on --host/--port beside it",
+          "(loopback, for local clients without TLS support)."})
+  @Nullable String tlsListen;
+
+  @Option(names = "--insecure-listen",
+      description = "Allow plaintext on an address beyond loopback (logged at WARN).")
+  boolean insecureListen;
+
+  @Option(names = "--authorize", paramLabel = "FILE",
+      description = {"Grants: {\"grants\":[{\"identity\":\"spiffe://...\",\"services\":[\"greeter\",\"billing-*\"]}]};",
+          "each client identity reads only the services granted to it. Reloaded on change."})
+  @Nullable Path authorize;
+
+  @Option(names = "--max-streams-per-peer", paramLabel = "N", defaultValue = "" + StreamLimits.DEFAULT_STREAMS_PER_PEER,
+      description = "Concurrent ADS streams from one IP address (default: ${DEFAULT-VALUE}).")
+  int maxStreamsPerPeer = StreamLimits.DEFAULT_STREAMS_PER_PEER;
+
+  @Option(names = "--max-streams", paramLabel = "N", defaultValue = "" + StreamLimits.DEFAULT_STREAMS,
+      description = "Concurrent ADS streams in total (default: ${DEFAULT-VALUE}).")
+  int maxStreams = StreamLimits.DEFAULT_STREAMS;
+
+  @Option(names = "--max-names-per-stream", paramLabel = "N", defaultValue = "" + StreamLimits.DEFAULT_NAMES_PER_STREAM,
+      description = "Resource names one stream subscribes to, per type (default: ${DEFAULT-VALUE}).")
+  int maxNamesPerStream = StreamLimits.DEFAULT_NAMES_PER_STREAM;
 
   @Option(names = "--metrics-port", paramLabel = "PORT", defaultValue = "-1",
       description = "Serve GET /metrics (Prometheus text) on this port; 0 any free port; off by default.")
@@ -88,18 +104,20 @@ public final class XdsMain implements Callable<Integer> {
     CountDownLatch stop = new CountDownLatch(1);
     Runtime.getRuntime().addShutdownHook(new Thread(stop::countDown, "steelyard-xds-stop"));
     PrintWriter out = new PrintWriter(System.out, true);
-    int code =
-        new CommandLine(new XdsMain(out, stop))
-            .setExecutionExceptionHandler(
-                (e, cmd, parsed) -> {
-                  if (e instanceof IllegalArgumentException) {
-                    cmd.getErr().println("steelyard-xds: " + e.getMessage());
-                    return 2;
-                  }
-                  throw e;
-                })
-            .execute(args);
-    System.exit(code);
+    System.exit(commandLine(new XdsMain(out, stop)).execute(args));
+  }
+
+  /** The command, with a bad argument (IllegalArgumentException) exiting 2 with one line. */
+  static CommandLine commandLine(XdsMain main) {
+    return new CommandLine(main)
+        .setExecutionExceptionHandler(
+            (e, cmd, parsed) -> {
+              if (e instanceof IllegalArgumentException) {
+                cmd.getErr().println("steelyard-xds: " + e.getMessage());
+                return 2;
+              }
+              throw e;
+            });
   }
 
   /** {@code all} → null; otherwise the listed names. */
@@ -115,35 +133,63 @@ public final class XdsMain implements Callable<Integer> {
     return new LinkedHashSet<>(names);
   }
 
+  /** The listening, TLS, grant and limit options, checked by the builder's one set of rules. */
+  void trust(XdsServer.Builder builder) {
+    if (tlsCert != null) {
+      builder.tls(tlsCert, tlsKey);
+    }
+    if (tlsClientCa != null) {
+      builder.clientCa(tlsClientCa);
+    }
+    if (tlsListen != null) {
+      HostAndPort tls;
+      try {
+        tls = HostAndPort.fromString(tlsListen);
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException("tls-listen: '" + tlsListen + "' (expected: HOST:PORT)", e);
+      }
+      if (!tls.hasPort()) {
+        throw new IllegalArgumentException("tls-listen: '" + tlsListen + "' (expected: HOST:PORT)");
+      }
+      builder.tlsListen(tls.getHost(), tls.getPort());
+    }
+    if (insecureListen) {
+      builder.insecureListen();
+    }
+    if (authorize != null) {
+      builder.authorize(authorize);
+    }
+    builder.maxStreamsPerPeer(maxStreamsPerPeer).maxStreams(maxStreams).maxNamesPerStream(maxNamesPerStream);
+  }
+
   @Override
   public Integer call() throws Exception {
     if ((tlsCert == null) != (tlsKey == null)) {
       throw new IllegalArgumentException("tls: --tls-cert and --tls-key go together");
     }
-    EtcdConnection connection =
-        EtcdConnection.builder()
-            .endpoints(endpoints != null ? endpoints : EtcdConnection.endpointsFrom(System.getenv()))
-            .securityOptions(user, caCert, cert, key)
-            .build();
+    EtcdConnection connection = etcd.connection();
     PrometheusMeterRegistry meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     new io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics().bindTo(meters);
     new io.micrometer.core.instrument.binder.jvm.JvmGcMetrics().bindTo(meters);
     new io.micrometer.core.instrument.binder.system.ProcessorMetrics().bindTo(meters);
     new io.steelyard.registry.CertificateMetrics().bindTo(meters); // etcd's TLS files
     XdsServer.Builder builder =
-        XdsServer.builder(connection).layout(KeyLayout.of(prefix)).host(host).port(port).meterRegistry(meters);
+        XdsServer.builder(connection).layout(etcd.layout()).host(host).port(port).meterRegistry(meters);
     Set<String> selected = parseServices(services);
     if (selected != null) {
       builder.services(selected);
     }
-    if (tlsCert != null) {
-      builder.tls(tlsCert, tlsKey);
-    }
+    trust(builder);
     try (XdsServer server = builder.build().start();
-        MetricsHttp metrics = metricsPort < 0 ? null : new MetricsHttp(host, metricsPort, meters)) {
+        MetricsEndpoint metrics = metricsPort < 0 ? null : MetricsEndpoint.start(host, metricsPort, meters::scrape)) {
       String shownHost = host.equals("0.0.0.0") ? "127.0.0.1" : host;
       if (metrics != null) {
-        out.println("METRICS url=http://" + HostAndPort.fromParts(shownHost, metrics.port()) + "/metrics");
+        out.println("METRICS url=" + metrics.url());
+      }
+      if (tlsListen != null) {
+        HostAndPort tls = HostAndPort.fromString(tlsListen);
+        String tlsHost = tls.getHost().equals("0.0.0.0") ? "127.0.0.1" : tls.getHost();
+        out.println("TLS xds=" + HostAndPort.fromParts(tlsHost, server.tlsPort()));
       }
       out.println("READY xds=" + HostAndPort.fromParts(shownHost, server.port()));
       out.flush();

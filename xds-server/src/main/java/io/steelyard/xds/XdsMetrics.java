@@ -16,7 +16,10 @@ import java.util.function.Supplier;
  *   <li>{@code steelyard.xds.revision}: the newest etcd revision the served resources reflect;
  *   <li>{@code steelyard.xds.staleness.seconds}: how long the served view has gone without etcd
  *       (zero while etcd answers);
- *   <li>{@code steelyard.xds.services}: services served.
+ *   <li>{@code steelyard.xds.services}: services served;
+ *   <li>{@code steelyard.xds.refusals}{bound}: streams and connections refused, by the bound
+ *       they hit ({@code streams}, {@code names}) or at the TLS handshake ({@code handshake});
+ *   <li>{@code steelyard.xds.denied}: resources withheld from clients their grants do not name.
  * </ul>
  */
 final class XdsMetrics {
@@ -69,5 +72,25 @@ final class XdsMetrics {
 
   double nacks() {
     return registry.find("steelyard.xds.nacks").counters().stream().mapToDouble(Counter::count).sum();
+  }
+
+  void refused(String bound) {
+    Counter.builder("steelyard.xds.refusals").tag("bound", bound)
+        .description("xDS streams and TLS handshakes refused").register(registry).increment();
+  }
+
+  void denied(int resources) {
+    Counter.builder("steelyard.xds.denied").description("xDS resources withheld from clients outside their grants")
+        .register(registry).increment(resources);
+  }
+
+  double refusals(String bound) {
+    Counter c = registry.find("steelyard.xds.refusals").tag("bound", bound).counter();
+    return c == null ? 0 : c.count();
+  }
+
+  double denied() {
+    Counter c = registry.find("steelyard.xds.denied").counter();
+    return c == null ? 0 : c.count();
   }
 }

@@ -5,6 +5,7 @@ import static com.google.common.base.Preconditions.checkState;
 import static java.util.Objects.requireNonNull;
 
 import com.google.common.util.concurrent.ThreadFactoryBuilder;
+import io.envoyproxy.controlplane.cache.ConfigWatcher;
 import io.envoyproxy.controlplane.cache.NodeGroup;
 import io.envoyproxy.controlplane.cache.v3.SimpleCache;
 import io.envoyproxy.controlplane.server.V3DiscoveryServer;
@@ -14,16 +15,22 @@ import io.grpc.Server;
 import io.grpc.ServerCredentials;
 import io.grpc.TlsServerCredentials;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
+import io.grpc.netty.GrpcSslContexts;
 import io.grpc.netty.NettyServerBuilder;
+import io.netty.handler.ssl.ClientAuth;
+import io.netty.handler.ssl.SslContextBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.KeyLayout;
 import io.steelyard.registry.Validation;
+import io.steelyard.registry.internal.TlsFiles;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
@@ -53,6 +60,12 @@ import org.slf4j.LoggerFactory;
  * the same versions and a client may move between them. While etcd is unreachable the last view
  * keeps being served; the health service says SERVING once the first view is in.
  *
+ * <p>Trust: plaintext is served on loopback only unless {@link Builder#insecureListen()}; {@link
+ * Builder#clientCa} asks every client for a certificate signed by that CA (files reloaded as
+ * they change), {@link Builder#authorize} grants services to client identities, and {@link
+ * Builder#tlsListen} serves mutual TLS on a second address beside a plaintext loopback one.
+ * Streams per peer, streams in total and names per stream are bounded. See docs/security.md.
+ *
  * <p>Ownership: the server opens and closes its own etcd clients; {@link #close()} stops
  * serving, then stops watching. Thread-safe.
  */
@@ -62,18 +75,21 @@ public final class XdsServer implements AutoCloseable {
 
   /** Default port: {@value}. */
   public static final int DEFAULT_PORT = 18000;
-  /** Default host to listen on: {@value}. */
-  public static final String DEFAULT_HOST = "0.0.0.0";
+  /** Default host to listen on: {@value}, as plaintext beyond loopback is opt-in. */
+  public static final String DEFAULT_HOST = "127.0.0.1";
 
   private final Builder config;
   private final ScheduledExecutorService executor;
   private final HealthStatusManager health = new HealthStatusManager();
   private final XdsPublisher publisher;
   private final XdsMetrics metrics;
-  private final ServiceCatalog catalog;
+  private final ServedServices served;
   private final V3DiscoveryServer discovery;
+  private final StreamLimits limits;
+  private final HandshakeRefusals refusals;
   private final Object lock = new Object();
   @Nullable private Server server; // guarded by lock
+  @Nullable private Server tlsServer; // guarded by lock; with tlsListen only
   private boolean closed; // guarded by lock
 
   private XdsServer(Builder config) {
@@ -89,9 +105,15 @@ public final class XdsServer implements AutoCloseable {
         new XdsPublisher(cache, executor, config.clock, () -> health.setStatus("", ServingStatus.SERVING));
     this.metrics = new XdsMetrics(config.meterRegistry, publisher);
     XdsCallbacks callbacks = new XdsCallbacks(metrics, publisher.subscribers());
-    this.discovery = new V3DiscoveryServer(callbacks, new WatchGuard(cache, callbacks, groups));
-    this.catalog =
-        new ServiceCatalog(config.connection, config.layout, config.services, publisher, executor);
+    ConfigWatcher watcher = new WatchGuard(cache, callbacks, groups);
+    if (config.grants != null) {
+      watcher = new GrantedWatcher(watcher, config.grants, metrics);
+    }
+    this.discovery = new V3DiscoveryServer(callbacks, watcher);
+    this.limits = new StreamLimits(config.maxStreamsPerPeer, config.maxStreams, config.maxNamesPerStream, metrics);
+    this.refusals = new HandshakeRefusals(metrics);
+    this.served =
+        new ServedServices(config.connection, config.layout, config.services, publisher, executor);
   }
 
   private String groupOf(Node node) {
@@ -106,36 +128,73 @@ public final class XdsServer implements AutoCloseable {
   public XdsServer start() {
     synchronized (lock) {
       checkState(server == null && !closed, "already started");
-      ServerCredentials credentials =
-          config.certChain == null
-              ? InsecureServerCredentials.create()
-              : tlsCredentials(config.certChain, config.privateKey);
-      Server s =
-          NettyServerBuilder.forAddress(new InetSocketAddress(config.host, config.port), credentials)
-              .addService(discovery.getAggregatedDiscoveryServiceImpl())
-              .addService(health.getHealthService())
-              // xDS streams live as long as their clients: let them send keepalives.
-              .permitKeepAliveTime(10, TimeUnit.SECONDS)
-              .permitKeepAliveWithoutCalls(true)
-              .build();
-      try {
-        s.start();
-      } catch (IOException e) {
-        throw new UncheckedIOException("xds: cannot listen on " + config.host + ":" + config.port, e);
+      boolean mainTls = config.certChain != null && config.tlsHost == null;
+      server = listen(config.host, config.port, mainTls ? tlsCredentials() : InsecureServerCredentials.create());
+      if (config.tlsHost != null) {
+        tlsServer = listen(config.tlsHost, config.tlsPort, tlsCredentials());
       }
-      server = s;
-      catalog.start();
-      log.info("xDS control plane on port {}, services {}, etcd {}",
-          port(), config.services == null ? "all" : config.services, config.connection.endpointsString());
+      if (config.insecureListen && !isLoopback(config.host) && !mainTls) {
+        log.warn("Serving xDS in plaintext on {}:{}, beyond this host (--insecure-listen): anyone who reaches it"
+            + " reads every served service", config.host, port());
+      }
+      served.start();
+      log.info("xDS control plane on port {}{}, services {}, etcd {}",
+          port(), tlsServer == null ? "" : " (mutual TLS on port " + tlsPort() + ")",
+          config.services == null ? "all" : config.services, config.connection.endpointsString());
       return this;
     }
   }
 
-  private static ServerCredentials tlsCredentials(Path certChain, Path key) {
+  private Server listen(String host, int port, ServerCredentials credentials) {
+    Server s =
+        NettyServerBuilder.forAddress(new InetSocketAddress(host, port), credentials)
+            .addService(discovery.getAggregatedDiscoveryServiceImpl())
+            .addService(health.getHealthService())
+            .intercept(new ClientIdentity())
+            .intercept(limits)
+            // xDS streams live as long as their clients: let them send keepalives.
+            .permitKeepAliveTime(10, TimeUnit.SECONDS)
+            .permitKeepAliveWithoutCalls(true)
+            .build();
     try {
-      return TlsServerCredentials.create(certChain.toFile(), key.toFile());
+      return s.start();
     } catch (IOException e) {
-      throw new IllegalArgumentException("tls: cannot read " + certChain + " or " + key + ": " + e.getMessage(), e);
+      if (server != null) {
+        server.shutdownNow();
+      }
+      throw new UncheckedIOException("xds: cannot listen on " + host + ":" + port, e);
+    }
+  }
+
+  /** TLS with the server's certificate; with a client CA, mutual TLS from reloaded files. */
+  private ServerCredentials tlsCredentials() {
+    Path certChain = requireNonNull(config.certChain);
+    Path key = requireNonNull(config.privateKey);
+    if (config.clientCa == null) {
+      try {
+        return TlsServerCredentials.create(certChain.toFile(), key.toFile());
+      } catch (IOException e) {
+        throw new IllegalArgumentException("tls: cannot read " + certChain + " or " + key + ": " + e.getMessage(), e);
+      }
+    }
+    TlsFiles files = TlsFiles.of(config.clientCa, certChain, key);
+    files.require();
+    try {
+      return refusals.credentials(
+          GrpcSslContexts.configure(SslContextBuilder.forServer(files.keyManager()))
+              .trustManager(files.trustManager())
+              .clientAuth(ClientAuth.REQUIRE)
+              .build());
+    } catch (IOException e) {
+      throw new IllegalArgumentException("tls: cannot serve mutual TLS from " + files + ": " + e.getMessage(), e);
+    }
+  }
+
+  static boolean isLoopback(String host) {
+    try {
+      return InetAddress.getByName(host).isLoopbackAddress();
+    } catch (UnknownHostException e) {
+      return false;
     }
   }
 
@@ -144,6 +203,20 @@ public final class XdsServer implements AutoCloseable {
     synchronized (lock) {
       checkState(server != null, "not started");
       return ((InetSocketAddress) server.getListenSockets().get(0)).getPort();
+    }
+  }
+
+  /**
+   * The port serving TLS: the {@link Builder#tlsListen} one, else the main one when it serves TLS.
+   */
+  public int tlsPort() {
+    synchronized (lock) {
+      checkState(server != null, "not started");
+      if (tlsServer != null) {
+        return ((InetSocketAddress) tlsServer.getListenSockets().get(0)).getPort();
+      }
+      checkState(config.certChain != null, "not serving TLS");
+      return port();
     }
   }
 
@@ -185,16 +258,18 @@ public final class XdsServer implements AutoCloseable {
       }
       closed = true;
       health.enterTerminalState();
-      if (server != null) {
-        server.shutdownNow();
-        try {
-          server.awaitTermination(5, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
+      for (Server s : new Server[] {server, tlsServer}) {
+        if (s != null) {
+          s.shutdownNow();
+          try {
+            s.awaitTermination(5, TimeUnit.SECONDS);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
         }
       }
     }
-    catalog.close();
+    served.close();
     executor.shutdown();
     try {
       if (!executor.awaitTermination(5, TimeUnit.SECONDS)) {
@@ -215,6 +290,15 @@ public final class XdsServer implements AutoCloseable {
     private int port = DEFAULT_PORT;
     @Nullable private Path certChain;
     @Nullable private Path privateKey;
+    @Nullable private Path clientCa;
+    @Nullable private String tlsHost;
+    private int tlsPort;
+    private boolean insecureListen;
+    @Nullable private Path grantsFile;
+    @Nullable private GrantsFile grants;
+    private int maxStreamsPerPeer = StreamLimits.DEFAULT_STREAMS_PER_PEER;
+    private int maxStreams = StreamLimits.DEFAULT_STREAMS;
+    private int maxNamesPerStream = StreamLimits.DEFAULT_NAMES_PER_STREAM;
     private MeterRegistry meterRegistry = new SimpleMeterRegistry();
     private Clock clock = Clock.systemUTC();
     private final Set<String> set = new TreeSet<>();
@@ -266,6 +350,72 @@ public final class XdsServer implements AutoCloseable {
       return this;
     }
 
+    /**
+     * Require every client to present a certificate signed by the CA in {@code caFile}
+     * (mutual TLS; needs {@link #tls}). The CA, certificate and key files are read again when
+     * they change, for every new connection.
+     */
+    public Builder clientCa(Path caFile) {
+      once("clientCa");
+      this.clientCa = requireNonNull(caFile, "caFile");
+      return this;
+    }
+
+    /**
+     * Serve TLS (with {@link #tls}, and {@link #clientCa} if set) on this second address, and
+     * plaintext on {@link #host}:{@link #port}, which must then be loopback unless {@link
+     * #insecureListen()}. Port 0 picks a free one.
+     */
+    public Builder tlsListen(String host, int port) {
+      once("tlsListen");
+      checkArgument(port >= 0 && port <= 65_535, "tls port: %s (expected: 0..65535)", port);
+      this.tlsHost = requireNonNull(host, "host");
+      this.tlsPort = port;
+      return this;
+    }
+
+    /** Allow plaintext on an address beyond loopback (logged at WARN when serving). */
+    public Builder insecureListen() {
+      once("insecureListen");
+      this.insecureListen = true;
+      return this;
+    }
+
+    /**
+     * Serve each client identity only the services the grants in {@code file} name; see {@link
+     * Grants}. Needs {@link #clientCa}: identities come from client certificates. The file is
+     * read again when it changes; {@link #build()} fails if it does not parse.
+     */
+    public Builder authorize(Path file) {
+      once("authorize");
+      this.grantsFile = requireNonNull(file, "file");
+      return this;
+    }
+
+    /** Bound of concurrent ADS streams from one IP address; default 100. */
+    public Builder maxStreamsPerPeer(int streams) {
+      once("maxStreamsPerPeer");
+      checkArgument(streams > 0, "maxStreamsPerPeer: %s (expected: at least 1)", streams);
+      this.maxStreamsPerPeer = streams;
+      return this;
+    }
+
+    /** Bound of concurrent ADS streams in total; default 10,000. */
+    public Builder maxStreams(int streams) {
+      once("maxStreams");
+      checkArgument(streams > 0, "maxStreams: %s (expected: at least 1)", streams);
+      this.maxStreams = streams;
+      return this;
+    }
+
+    /** Bound of resource names one stream subscribes to, per resource type; default 1,000. */
+    public Builder maxNamesPerStream(int names) {
+      once("maxNamesPerStream");
+      checkArgument(names > 0, "maxNamesPerStream: %s (expected: at least 1)", names);
+      this.maxNamesPerStream = names;
+      return this;
+    }
+
     /** Where the meters go; default a private {@code SimpleMeterRegistry}. */
     public Builder meterRegistry(MeterRegistry registry) {
       once("meterRegistry");
@@ -279,7 +429,23 @@ public final class XdsServer implements AutoCloseable {
       return this;
     }
 
+    /**
+     * @throws IllegalArgumentException for a combination that would serve less safely than asked
+     *     (each message names the option to add) or a grants file that does not parse
+     */
     public XdsServer build() {
+      checkArgument(clientCa == null || certChain != null,
+          "tls: --tls-client-ca needs the server's own --tls-cert and --tls-key");
+      checkArgument(tlsHost == null || certChain != null, "tls: --tls-listen needs --tls-cert and --tls-key");
+      checkArgument(grantsFile == null || clientCa != null,
+          "authorize: identities come from client certificates: add --tls-client-ca");
+      boolean plaintext = certChain == null || tlsHost != null;
+      checkArgument(!plaintext || insecureListen || isLoopback(host),
+          "listen: plaintext on %s reaches beyond this host: add --tls-cert and --tls-key (and --tls-client-ca),"
+              + " --tls-listen %s:PORT beside a loopback --host, or --insecure-listen", host, host);
+      if (grantsFile != null) {
+        grants = GrantsFile.load(grantsFile);
+      }
       return new XdsServer(this);
     }
   }

@@ -31,9 +31,15 @@ final class AdsProbe implements AutoCloseable {
   private final StreamObserver<DiscoveryRequest> requests;
   private final BlockingQueue<DiscoveryResponse> responses = new LinkedBlockingQueue<>();
   private final Node node;
+  private volatile Throwable error;
 
   AdsProbe(int port, String nodeId) {
-    channel = ManagedChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().build();
+    this(ManagedChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().build(), nodeId);
+  }
+
+  /** Over {@code channel} (TLS, mutual TLS), which the probe closes. */
+  AdsProbe(ManagedChannel channel, String nodeId) {
+    this.channel = channel;
     node = Node.newBuilder().setId(nodeId).build();
     requests =
         AggregatedDiscoveryServiceGrpc.newStub(channel)
@@ -45,7 +51,9 @@ final class AdsProbe implements AutoCloseable {
                   }
 
                   @Override
-                  public void onError(Throwable t) {}
+                  public void onError(Throwable t) {
+                    error = t;
+                  }
 
                   @Override
                   public void onCompleted() {}
@@ -89,6 +97,12 @@ final class AdsProbe implements AutoCloseable {
   @Nullable
   DiscoveryResponse poll(Duration timeout) throws InterruptedException {
     return responses.poll(timeout.toMillis(), TimeUnit.MILLISECONDS);
+  }
+
+  /** How the stream failed, or null while it is open. */
+  @Nullable
+  Throwable error() {
+    return error;
   }
 
   @Override

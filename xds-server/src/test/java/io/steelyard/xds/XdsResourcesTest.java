@@ -11,7 +11,6 @@ import io.envoyproxy.envoy.config.listener.v3.Listener;
 import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager;
 import io.envoyproxy.envoy.config.core.v3.Locality;
 import io.steelyard.registry.DecodedValue;
-import io.steelyard.registry.KeyLayout;
 import io.steelyard.registry.ServiceInstance;
 import io.steelyard.registry.ValueCodec;
 import java.util.LinkedHashMap;
@@ -182,17 +181,5 @@ class XdsResourcesTest {
     ServiceResources before = ServiceResources.of("greeter", instances);
 
     assertThat(before.withInstances(List.copyOf(instances))).isSameAs(before);
-  }
-
-  @Test
-  void serviceOfAKeyIsTheSegmentAfterThePrefix() {
-    KeyLayout layout = KeyLayout.defaults();
-
-    assertThat(ServiceCatalog.serviceOf(layout, "/services/greeter/10.0.0.1:1")).contains("greeter");
-    assertThat(ServiceCatalog.serviceOf(layout, "/services/.drained/greeter/10.0.0.1:1")).isEmpty();
-    assertThat(ServiceCatalog.serviceOf(layout, "/services/greeter/")).isEmpty();
-    assertThat(ServiceCatalog.serviceOf(layout, "/services/greeter")).isEmpty();
-    assertThat(ServiceCatalog.serviceOf(layout, "/other/greeter/x")).isEmpty();
-    assertThat(ServiceCatalog.serviceOf(KeyLayout.of("/reg"), "/reg/a.b-c/x")).contains("a.b-c");
   }
 }

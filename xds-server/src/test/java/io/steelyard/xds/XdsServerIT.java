@@ -55,6 +55,11 @@ class XdsServerIT {
   }
 
   static void register(String service, String address, int weight) throws Exception {
+    register(client, service, address, weight);
+  }
+
+  /** Puts an instance of {@code service} into the registry, as an agent would. */
+  static void register(Client client, String service, String address, int weight) throws Exception {
     client.getKVClient()
         .put(
             KeyLayout.defaults().instanceKeyBytes(service, address),

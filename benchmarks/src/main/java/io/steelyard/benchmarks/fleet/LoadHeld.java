@@ -375,15 +375,16 @@ public final class LoadHeld {
 
   /** Every instance under {@code /services/<prefix>-}, per service, read with one range request. */
   static Map<String, Map<String, Integer>> freshList(Client etcd, String prefix) throws Exception {
-    String root = KeyLayout.defaults().prefix() + "/";
+    KeyLayout layout = KeyLayout.defaults();
+    String root = layout.registryPrefix();
     List<KeyValue> kvs = etcd.getKVClient()
         .get(bytes(root + prefix + "-"), GetOption.builder().isPrefix(true).build())
         .get(30, TimeUnit.SECONDS).getKvs();
     Map<String, Map<String, Integer>> out = new TreeMap<>();
     for (KeyValue kv : kvs) {
-      String key = kv.getKey().toString(StandardCharsets.UTF_8).substring(root.length());
-      String service = key.substring(0, key.indexOf('/'));
-      if (ValueCodec.decode(kv.getValue().getBytes()) instanceof DecodedValue.Accepted a) {
+      String service = layout.serviceOf(kv.getKey().toString(StandardCharsets.UTF_8)).orElse(null);
+      if (service != null
+          && ValueCodec.decode(kv.getValue().getBytes()) instanceof DecodedValue.Accepted a) {
         out.computeIfAbsent(service, s -> new TreeMap<>()).put(a.address(), a.weight());
       }
     }

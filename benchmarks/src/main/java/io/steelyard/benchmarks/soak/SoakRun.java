@@ -173,15 +173,16 @@ public final class SoakRun {
 
   /** etcd's contents under the soak's services: service to address to weight. */
   private static Map<String, Map<String, Integer>> read(Client etcd) throws Exception {
-    String root = KeyLayout.defaults().prefix() + "/";
+    KeyLayout layout = KeyLayout.defaults();
+    String root = layout.registryPrefix();
     List<KeyValue> kvs = etcd.getKVClient()
         .get(ByteSequence.from(root + PREFIX + "-", StandardCharsets.UTF_8), GetOption.builder().isPrefix(true).build())
         .get(30, TimeUnit.SECONDS).getKvs();
     Map<String, Map<String, Integer>> out = new TreeMap<>();
     for (KeyValue kv : kvs) {
-      String key = kv.getKey().toString(StandardCharsets.UTF_8).substring(root.length());
-      String service = key.substring(0, key.indexOf('/'));
-      if (ValueCodec.decode(kv.getValue().getBytes()) instanceof DecodedValue.Accepted a) {
+      String service = layout.serviceOf(kv.getKey().toString(StandardCharsets.UTF_8)).orElse(null);
+      if (service != null
+          && ValueCodec.decode(kv.getValue().getBytes()) instanceof DecodedValue.Accepted a) {
         out.computeIfAbsent(service, x -> new TreeMap<>()).put(a.address(), a.weight());
       }
     }

@@ -8,6 +8,7 @@ import io.grpc.StatusException;
 import io.grpc.StatusRuntimeException;
 import io.netty.handler.ssl.NotSslRecordException;
 import io.netty.handler.ssl.SslHandshakeTimeoutException;
+import io.steelyard.registry.EtcdFailureText;
 import io.steelyard.registry.RegistryException;
 import io.steelyard.registry.RegistryException.Kind;
 import java.security.cert.CertPathBuilderException;
@@ -260,7 +261,7 @@ public final class EtcdErrors {
   static String detail(Throwable c) {
     Throwable tls = tlsFailure(c);
     if (tls != null) {
-      return oneLine(tls.getClass().getSimpleName() + ": " + tls.getMessage());
+      return EtcdFailureText.oneLine(tls.getClass().getSimpleName() + ": " + tls.getMessage());
     }
     return statusDetail(c);
   }
@@ -269,7 +270,7 @@ public final class EtcdErrors {
   private static String statusDetail(Throwable c) {
     Throwable carrier = firstWithCode(c);
     if (carrier == null) {
-      return oneLine(c.getClass().getSimpleName()
+      return EtcdFailureText.oneLine(c.getClass().getSimpleName()
           + (c.getMessage() != null ? ": " + c.getMessage() : ""));
     }
     String description = null;
@@ -277,7 +278,7 @@ public final class EtcdErrors {
       description = descriptionOf(t);
     }
     Status.Code code = codeOf(carrier);
-    return oneLine(code + (description != null ? ": " + description : ""));
+    return EtcdFailureText.oneLine(code + (description != null ? ": " + description : ""));
   }
 
   @Nullable
@@ -343,9 +344,5 @@ public final class EtcdErrors {
   private static Throwable next(Throwable t) {
     Throwable c = t.getCause();
     return c == t ? null : c;
-  }
-
-  private static String oneLine(String s) {
-    return s.replaceAll("\\s*[\\r\\n]+\\s*", " ").strip();
   }
 }

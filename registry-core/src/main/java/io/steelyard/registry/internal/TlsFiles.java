@@ -28,8 +28,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The CA, client certificate and key files of a TLS connection to etcd, read again whenever they
- * change: every new connection (each TLS handshake) uses what the files hold at that moment.
+ * The CA, certificate and key files of a TLS connection, read again whenever they change: every
+ * new connection (each TLS handshake) uses what the files hold at that moment. For etcd's
+ * clients the files are the CA to trust and the client certificate; for a server that checks
+ * its clients (the xDS control plane's mutual TLS) they are the clients' CA and the server's own
+ * certificate, through the same {@link #keyManager()} and {@link #trustManager()}.
  *
  * <p><b>How a change is seen.</b> Whenever the material is asked for (a handshake, a failed call
  * being named, a meter being read) and the last look is at least {@link #RECHECK} old by the
@@ -335,7 +338,7 @@ public final class TlsFiles {
     if (old != null) {
       reloads++;
       logger.info(
-          "Using the changed TLS files {} for new connections to etcd (client certificate not after {})",
+          "Using the changed TLS files {} for new connections (certificate not after {})",
           this, r.material().clientNotAfter());
     }
   }

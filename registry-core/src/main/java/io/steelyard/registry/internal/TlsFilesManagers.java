@@ -12,14 +12,15 @@ import javax.net.ssl.X509ExtendedTrustManager;
 
 /**
  * The JSSE side of {@link TlsFiles}: a key manager and a trust manager that serve each TLS
- * handshake from the files' material current at that moment. Thread-safe.
+ * handshake from the files' material current at that moment, on the client side (etcd's clients)
+ * and on the server side (a server that checks its clients' certificates). Thread-safe.
  */
 final class TlsFilesManagers {
 
   private TlsFilesManagers() {}
 
   /**
-   * Hands out the client certificate and key current at the handshake. The alias names the
+   * Hands out the certificate and key current at the handshake. The alias names the
    * generation, and {@link TlsFiles} keeps the generation before the one in use, so a handshake
    * that chose an alias just before a reload still gets the matching chain and key, whatever other
    * handshakes chose meanwhile. (A handshake that outlives two reloads, at least {@link
@@ -77,20 +78,30 @@ final class TlsFilesManagers {
       return a == null ? null : new String[] {a};
     }
 
+    // The server side: the same certificate and key, for a server that serves TLS from files
+    // (the xDS control plane's mutual TLS, where the CA file holds the clients' CA).
+
     @Override
     @Nullable
     public String[] getServerAliases(String keyType, Principal[] issuers) {
-      return null;
+      String a = alias();
+      return a == null ? null : new String[] {a};
     }
 
     @Override
     @Nullable
     public String chooseServerAlias(String keyType, Principal[] issuers, Socket socket) {
-      return null;
+      return alias();
+    }
+
+    @Override
+    @Nullable
+    public String chooseEngineServerAlias(String keyType, Principal[] issuers, SSLEngine engine) {
+      return alias();
     }
   }
 
-  /** Checks etcd's certificate against the CA certificates current at the handshake. */
+  /** Checks the peer's certificate against the CA certificates current at the handshake. */
   static final class TrustManager extends X509ExtendedTrustManager {
     private final TlsFiles files;
 

@@ -43,7 +43,7 @@ import org.springframework.context.annotation.Configuration;
 public final class SteelyardCloudDiscoveryAutoConfiguration {
 
   @Bean(destroyMethod = "close")
-  ServiceCatalog steelyardServiceCatalog(
+  WatchedServices steelyardWatchedServices(
       EtcdConnection etcd, KeyLayout layout, SteelyardProperties steelyard,
       SteelyardCloudProperties cloud) {
     Duration timeout = cloud.getDiscovery().getFirstListTimeout();
@@ -51,7 +51,7 @@ public final class SteelyardCloudDiscoveryAutoConfiguration {
       throw new IllegalArgumentException(
           "steelyard.cloud.discovery.first-list-timeout: " + timeout + " (expected: >= 0)");
     }
-    return new ServiceCatalog(etcd, layout, steelyard.getDiscovery().getDebounce(),
+    return new WatchedServices(etcd, layout, steelyard.getDiscovery().getDebounce(),
         steelyard.getDiscovery().getRelistInterval(), ramp(cloud.getLoadbalancer().getSlowStart()),
         timeout, System::nanoTime);
   }
@@ -72,8 +72,8 @@ public final class SteelyardCloudDiscoveryAutoConfiguration {
   @ConditionalOnBlockingDiscoveryEnabled
   static class Blocking {
     @Bean
-    DiscoveryClient steelyardDiscoveryClient(ServiceCatalog catalog) {
-      return new SteelyardDiscoveryClient(catalog);
+    DiscoveryClient steelyardDiscoveryClient(WatchedServices watched) {
+      return new SteelyardDiscoveryClient(watched);
     }
   }
 
@@ -81,8 +81,8 @@ public final class SteelyardCloudDiscoveryAutoConfiguration {
   @ConditionalOnReactiveDiscoveryEnabled
   static class Reactive {
     @Bean
-    ReactiveDiscoveryClient steelyardReactiveDiscoveryClient(ServiceCatalog catalog) {
-      return new SteelyardReactiveDiscoveryClient(catalog);
+    ReactiveDiscoveryClient steelyardReactiveDiscoveryClient(WatchedServices watched) {
+      return new SteelyardReactiveDiscoveryClient(watched);
     }
   }
 

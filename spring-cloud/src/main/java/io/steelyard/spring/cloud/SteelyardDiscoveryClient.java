@@ -19,10 +19,10 @@ import org.springframework.cloud.client.discovery.DiscoveryClient;
  */
 final class SteelyardDiscoveryClient implements DiscoveryClient {
 
-  private final ServiceCatalog catalog;
+  private final WatchedServices watched;
 
-  SteelyardDiscoveryClient(ServiceCatalog catalog) {
-    this.catalog = requireNonNull(catalog, "catalog");
+  SteelyardDiscoveryClient(WatchedServices watched) {
+    this.watched = requireNonNull(watched, "watched");
   }
 
   @Override
@@ -32,13 +32,13 @@ final class SteelyardDiscoveryClient implements DiscoveryClient {
 
   @Override
   public List<ServiceInstance> getInstances(String serviceId) {
-    return catalog.view(serviceId)
-        .map(v -> v.awaitInstances(catalog.firstListTimeout()))
+    return watched.view(serviceId)
+        .map(v -> v.awaitInstances(watched.firstListTimeout()))
         .orElse(List.of());
   }
 
   @Override
   public List<String> getServices() {
-    return catalog.services();
+    return watched.services();
   }
 }

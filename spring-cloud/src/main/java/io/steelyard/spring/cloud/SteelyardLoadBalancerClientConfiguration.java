@@ -20,9 +20,9 @@ class SteelyardLoadBalancerClientConfiguration {
 
   @Bean
   ServiceInstanceListSupplier steelyardServiceInstanceListSupplier(
-      Environment environment, ServiceCatalog catalog) {
+      Environment environment, WatchedServices watched) {
     String service = environment.getProperty(LoadBalancerClientFactory.PROPERTY_NAME);
-    return catalog.view(service)
+    return watched.view(service)
         .<ServiceInstanceListSupplier>map(SteelyardServiceInstanceListSupplier::new)
         .orElseGet(() -> new NoopServiceInstanceListSupplier());
   }

@@ -15,10 +15,10 @@ import reactor.core.scheduler.Schedulers;
  */
 final class SteelyardReactiveDiscoveryClient implements ReactiveDiscoveryClient {
 
-  private final ServiceCatalog catalog;
+  private final WatchedServices watched;
 
-  SteelyardReactiveDiscoveryClient(ServiceCatalog catalog) {
-    this.catalog = requireNonNull(catalog, "catalog");
+  SteelyardReactiveDiscoveryClient(WatchedServices watched) {
+    this.watched = requireNonNull(watched, "watched");
   }
 
   @Override
@@ -28,14 +28,14 @@ final class SteelyardReactiveDiscoveryClient implements ReactiveDiscoveryClient 
 
   @Override
   public Flux<ServiceInstance> getInstances(String serviceId) {
-    return Mono.justOrEmpty(catalog.view(serviceId))
-        .flatMap(v -> v.firstInstances().timeout(catalog.firstListTimeout(), Mono.fromSupplier(v::instances)))
+    return Mono.justOrEmpty(watched.view(serviceId))
+        .flatMap(v -> v.firstInstances().timeout(watched.firstListTimeout(), Mono.fromSupplier(v::instances)))
         .flatMapIterable(list -> list);
   }
 
   @Override
   public Flux<String> getServices() {
-    return Mono.fromCallable(catalog::services)
+    return Mono.fromCallable(watched::services)
         .subscribeOn(Schedulers.boundedElastic())
         .flatMapIterable(list -> list);
   }

@@ -1,4 +1,4 @@
-package io.steelyard.console;
+package io.steelyard.agent;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -17,8 +17,8 @@ import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
-/** {@link ConfigWatcher} under fake time, over a scripted etcd. */
-class ConfigWatcherTest {
+/** {@link ServiceConfigWatcher} under fake time, over a scripted etcd. */
+class ServiceConfigWatcherTest {
 
   private static final String KEY = "/services/.config/greeter";
   private static final String CONFIG = "{\"loadBalancingConfig\":[{\"weighted_random\":{}}]}";
@@ -37,10 +37,10 @@ class ConfigWatcherTest {
     @Override
     public void renew(EtcdReader failed) {}
   };
-  private final ConfigWatcher watcher = new ConfigWatcher(
+  private final ServiceConfigWatcher watcher = new ServiceConfigWatcher(
       clients, "http://etcd:2379", KeyLayout.defaults(), "greeter", WatcherConfig.DEFAULTS,
       scheduler, new Random(1));
-  private final List<RegistryConfig> seen = new ArrayList<>();
+  private final List<StoredServiceConfig> seen = new ArrayList<>();
 
   @Test
   void readsNothingUntilItsFirstListener() {
@@ -57,7 +57,7 @@ class ConfigWatcherTest {
 
     etcd.pendingList().complete(listing(7, kv(KEY, CONFIG, 5)));
 
-    assertThat(seen).containsExactly(RegistryConfig.present(CONFIG, 5));
+    assertThat(seen).containsExactly(StoredServiceConfig.present(CONFIG, 5));
     assertThat(etcd.openWatch().prefix).isEqualTo(KEY);
     assertThat(etcd.openWatch().exactKey).isTrue();
     assertThat(etcd.openWatch().fromRevision).isEqualTo(8);
@@ -72,7 +72,7 @@ class ConfigWatcherTest {
     etcd.openWatch().events(9, EtcdReader.Event.delete(KEY, 9));
 
     assertThat(seen).containsExactly(
-        RegistryConfig.ABSENT, RegistryConfig.present(CONFIG, 8), RegistryConfig.ABSENT);
+        StoredServiceConfig.ABSENT, StoredServiceConfig.present(CONFIG, 8), StoredServiceConfig.ABSENT);
   }
 
   @Test
@@ -81,7 +81,7 @@ class ConfigWatcherTest {
 
     etcd.pendingList().completeExceptionally(new IllegalStateException("permission denied"));
 
-    assertThat(seen).containsExactly(RegistryConfig.UNREADABLE);
+    assertThat(seen).containsExactly(StoredServiceConfig.UNREADABLE);
   }
 
   @Test
@@ -96,7 +96,7 @@ class ConfigWatcherTest {
     assertThat(etcd.lists).hasSize(2);
     etcd.pendingList().complete(listing(12, kv(KEY, "{}", 11)));
 
-    assertThat(seen).containsExactly(RegistryConfig.present(CONFIG, 5), RegistryConfig.present("{}", 11));
+    assertThat(seen).containsExactly(StoredServiceConfig.present(CONFIG, 5), StoredServiceConfig.present("{}", 11));
     assertThat(etcd.openWatch().fromRevision).isEqualTo(13);
   }
 
@@ -104,11 +104,11 @@ class ConfigWatcherTest {
   void aLateListenerIsGreetedWithTheCurrentConfig() {
     watcher.addListener(seen::add);
     etcd.pendingList().complete(listing(7, kv(KEY, CONFIG, 5)));
-    List<RegistryConfig> late = new ArrayList<>();
+    List<StoredServiceConfig> late = new ArrayList<>();
 
     watcher.addListener(late::add);
 
-    assertThat(late).containsExactly(RegistryConfig.present(CONFIG, 5));
+    assertThat(late).containsExactly(StoredServiceConfig.present(CONFIG, 5));
     assertThat(etcd.lists).hasSize(1);
   }
 

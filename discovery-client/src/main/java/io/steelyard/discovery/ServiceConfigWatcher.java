@@ -40,9 +40,9 @@ import org.slf4j.LoggerFactory;
  * <p>Threading: every field but the listeners and the flags is touched only on {@link
  * #scheduler}, the watchers' serial executor; listeners are called there.
  */
-final class ConfigWatcher implements ServiceConfigChoice.Memory {
+final class ServiceConfigWatcher implements ServiceConfigChoice.Memory {
 
-  private static final Logger logger = LoggerFactory.getLogger(ConfigWatcher.class);
+  private static final Logger logger = LoggerFactory.getLogger(ServiceConfigWatcher.class);
 
   private final ClientSource clients;
   private final String service;
@@ -51,7 +51,7 @@ final class ConfigWatcher implements ServiceConfigChoice.Memory {
   private final Scheduler scheduler;
   private final Backoff backoff;
   private final long rereadNanos;
-  private final List<Consumer<RegistryConfig>> listeners = new CopyOnWriteArrayList<>();
+  private final List<Consumer<StoredServiceConfig>> listeners = new CopyOnWriteArrayList<>();
   private final AtomicBoolean started = new AtomicBoolean();
   private final AtomicLong reportedBadRevision = new AtomicLong(-1);
   private final AtomicBoolean fallbackAnnounced = new AtomicBoolean();
@@ -59,7 +59,7 @@ final class ConfigWatcher implements ServiceConfigChoice.Memory {
       new AtomicReference<>(new ServiceConfigChoice.Accepted(null, 0));
 
   // Scheduler only.
-  private RegistryConfig view = RegistryConfig.UNKNOWN;
+  private StoredServiceConfig view = StoredServiceConfig.UNKNOWN;
   private long revision;
   private int attempt;
   private int failures;
@@ -68,7 +68,7 @@ final class ConfigWatcher implements ServiceConfigChoice.Memory {
   @Nullable private Future<?> retry;
   @Nullable private Future<?> reread;
 
-  ConfigWatcher(
+  ServiceConfigWatcher(
       ClientSource clients, String endpoints, KeyLayout layout, String service,
       WatcherConfig config, Scheduler scheduler, Random random) {
     this.clients = clients;
@@ -86,7 +86,7 @@ final class ConfigWatcher implements ServiceConfigChoice.Memory {
    * Adds {@code listener}, starting the watch if it is the first; it is handed the current view
    * (if the key was read) and every change after, on the scheduler.
    */
-  void addListener(Consumer<RegistryConfig> listener) {
+  void addListener(Consumer<StoredServiceConfig> listener) {
     listeners.add(listener);
     if (started.compareAndSet(false, true)) {
       scheduler.execute(this::read);
@@ -98,7 +98,7 @@ final class ConfigWatcher implements ServiceConfigChoice.Memory {
     });
   }
 
-  void removeListener(Consumer<RegistryConfig> listener) {
+  void removeListener(Consumer<StoredServiceConfig> listener) {
     listeners.remove(listener);
   }
 
@@ -179,9 +179,9 @@ final class ConfigWatcher implements ServiceConfigChoice.Memory {
   }
 
   private void onRead(int a, EtcdReader reader, Listing listing) {
-    RegistryConfig read = RegistryConfig.ABSENT;
+    StoredServiceConfig read = StoredServiceConfig.ABSENT;
     for (KeyVersion kv : listing.keys()) {
-      read = RegistryConfig.present(new String(kv.value(), StandardCharsets.UTF_8), kv.modRevision());
+      read = StoredServiceConfig.present(new String(kv.value(), StandardCharsets.UTF_8), kv.modRevision());
     }
     revision = listing.revision();
     if (failures > 0) {
@@ -222,13 +222,13 @@ final class ConfigWatcher implements ServiceConfigChoice.Memory {
   }
 
   private void applyBatch(WatchBatch batch) {
-    RegistryConfig next = view;
+    StoredServiceConfig next = view;
     for (Event event : batch.events()) {
       KeyVersion kv = event.kv();
       revision = Math.max(revision, kv.modRevision());
       next = event.delete()
-          ? RegistryConfig.ABSENT
-          : RegistryConfig.present(new String(kv.value(), StandardCharsets.UTF_8), kv.modRevision());
+          ? StoredServiceConfig.ABSENT
+          : StoredServiceConfig.present(new String(kv.value(), StandardCharsets.UTF_8), kv.modRevision());
     }
     update(next);
   }
@@ -243,12 +243,12 @@ final class ConfigWatcher implements ServiceConfigChoice.Memory {
     if (failures++ == 0) {
       logger.warn("Cannot follow the service config of {} at {} ({}); keeping {} and retrying",
           service, endpoints, err.toString(),
-          view.state() == RegistryConfig.State.PRESENT ? "the config read before" : "none");
+          view.state() == StoredServiceConfig.State.PRESENT ? "the config read before" : "none");
     } else {
       logger.debug("Reading the service config of {} failed again", service, err);
     }
     if (!view.settled()) {
-      update(RegistryConfig.UNREADABLE); // channels go on without it rather than wait
+      update(StoredServiceConfig.UNREADABLE); // channels go on without it rather than wait
     }
     long delay = backoff.delayNanos(Math.min(failures - 1, 30));
     retry = scheduler.schedule(() -> {
@@ -258,16 +258,16 @@ final class ConfigWatcher implements ServiceConfigChoice.Memory {
     }, delay, TimeUnit.NANOSECONDS);
   }
 
-  private void update(RegistryConfig next) {
+  private void update(StoredServiceConfig next) {
     if (next.equals(view)) {
       return;
     }
     view = next;
-    if (next.state() == RegistryConfig.State.ABSENT) {
+    if (next.state() == StoredServiceConfig.State.ABSENT) {
       // Deleted (as of this revision): a config accepted before is nobody's to fall back on.
       remember(new ServiceConfigChoice.Accepted(null, revision));
     }
-    for (Consumer<RegistryConfig> l : listeners) {
+    for (Consumer<StoredServiceConfig> l : listeners) {
       try {
         l.accept(next);
       } catch (RuntimeException e) {
@@ -291,6 +291,6 @@ final class ConfigWatcher implements ServiceConfigChoice.Memory {
 
   @Override
   public String toString() {
-    return "ConfigWatcher{service=" + service + ", etcd=" + endpoints + ", key=" + key + "}";
+    return "ServiceConfigWatcher{service=" + service + ", etcd=" + endpoints + ", key=" + key + "}";
   }
 }

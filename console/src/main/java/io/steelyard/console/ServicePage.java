@@ -4,6 +4,8 @@ import static java.util.Objects.requireNonNull;
 
 import com.google.gson.JsonArray;
 import com.google.gson.JsonObject;
+import io.steelyard.agent.ServerMeters;
+import io.steelyard.registry.EtcdFailureText;
 import io.steelyard.registry.admin.InstanceStore;
 import io.steelyard.registry.admin.RegisteredInstance;
 import io.steelyard.discovery.ServiceWatcher;
@@ -34,9 +36,9 @@ import org.slf4j.LoggerFactory;
  * <p>Threading: thread-safe. Watcher callbacks only store and signal; the blocking read runs on
  * the executor passed in, one at a time.
  */
-final class ServiceView implements AutoCloseable {
+final class ServicePage implements AutoCloseable {
 
-  private static final Logger logger = LoggerFactory.getLogger(ServiceView.class);
+  private static final Logger logger = LoggerFactory.getLogger(ServicePage.class);
 
   /**
    * How often lease TTLs and drain notes are read again without a change: one range read plus one
@@ -47,7 +49,7 @@ final class ServiceView implements AutoCloseable {
   private final String service;
   private final InstanceStore store;
   private final Metrics metrics;
-  private final EtcdErrors errors;
+  private final String etcdEndpoints; // named in failure texts
   private final Clock clock;
   private final Executor executor;
   private final ServiceWatcher watcher;
@@ -64,12 +66,12 @@ final class ServiceView implements AutoCloseable {
   private volatile long lastViewedMillis;
   private volatile boolean storeOutdated = true;
 
-  ServiceView(String service, Function<ServiceWatcher.Listener, ServiceWatcher> watch,
-      InstanceStore store, Metrics metrics, EtcdErrors errors, Clock clock, Executor executor) {
+  ServicePage(String service, Function<ServiceWatcher.Listener, ServiceWatcher> watch,
+      InstanceStore store, Metrics metrics, String etcdEndpoints, Clock clock, Executor executor) {
     this.service = requireNonNull(service, "service");
     this.store = requireNonNull(store, "store");
     this.metrics = requireNonNull(metrics, "metrics");
-    this.errors = requireNonNull(errors, "errors");
+    this.etcdEndpoints = requireNonNull(etcdEndpoints, "etcdEndpoints");
     this.clock = requireNonNull(clock, "clock");
     this.executor = requireNonNull(executor, "executor");
     this.lastViewedMillis = clock.millis();
@@ -84,7 +86,7 @@ final class ServiceView implements AutoCloseable {
 
       @Override
       public void onUnavailable(Throwable cause) {
-        watchError = errors.describe(cause);
+        watchError = EtcdFailureText.describe(cause, etcdEndpoints);
         bump();
       }
     });
@@ -148,7 +150,7 @@ final class ServiceView implements AutoCloseable {
       readError = null;
       readFailingSince = null;
     } catch (RuntimeException e) {
-      readError = errors.describe(e);
+      readError = EtcdFailureText.describe(e, etcdEndpoints);
       if (readFailingSince == null) {
         readFailingSince = clock.instant();
       }

@@ -27,12 +27,12 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * {@link ConfigWatcher} over {@link JetcdReader} against a real etcd with auth: a client whose
+ * {@link ServiceConfigWatcher} over {@link JetcdReader} against a real etcd with auth: a client whose
  * role may read exactly {@code /services/.config/greeter}, as docs/discovery.md tells operators to
  * grant, follows that key; a watch over the key as a prefix would be refused.
  */
 @Timeout(value = 90, unit = TimeUnit.SECONDS)
-class ConfigWatcherIT {
+class ServiceConfigWatcherIT {
 
   @RegisterExtension
   static final EtcdCluster etcd = EtcdCluster.builder().rootPassword("rootpw").build();
@@ -70,14 +70,14 @@ class ConfigWatcherIT {
   void aRoleThatMayReadOnlyTheKeyFollowsItsChanges() {
     Etcd.put(root, KEY, ROUND_ROBIN);
     try (Client caller = connection("caller:callerpw").connect()) {
-      List<RegistryConfig> seen = follow(caller, seen2 -> {
+      List<StoredServiceConfig> seen = follow(caller, seen2 -> {
         await().atMost(Duration.ofSeconds(20))
             .until(() -> seen2.stream().anyMatch(c -> ROUND_ROBIN.equals(c.json())));
         Etcd.put(root, KEY, PICK_FIRST);
         await().atMost(Duration.ofSeconds(20))
             .until(() -> seen2.stream().anyMatch(c -> PICK_FIRST.equals(c.json())));
       });
-      assertThat(seen).extracting(RegistryConfig::json).containsExactly(ROUND_ROBIN, PICK_FIRST);
+      assertThat(seen).extracting(StoredServiceConfig::json).containsExactly(ROUND_ROBIN, PICK_FIRST);
       assertThat(reads).as("reads: the change came through the watch").hasValue(1);
     } finally {
       Etcd.delete(root, KEY);
@@ -88,7 +88,7 @@ class ConfigWatcherIT {
   void aLongerKeyIsNeverDelivered() {
     Etcd.put(root, KEY, ROUND_ROBIN);
     try {
-      List<RegistryConfig> seen = follow(root, seen2 -> {
+      List<StoredServiceConfig> seen = follow(root, seen2 -> {
         await().atMost(Duration.ofSeconds(20))
             .until(() -> seen2.stream().anyMatch(c -> ROUND_ROBIN.equals(c.json())));
         Etcd.put(root, KEY + "2", "{\"greeter2\":true}");
@@ -97,7 +97,7 @@ class ConfigWatcherIT {
         await().atMost(Duration.ofSeconds(20))
             .until(() -> seen2.stream().anyMatch(c -> PICK_FIRST.equals(c.json())));
       });
-      assertThat(seen).extracting(RegistryConfig::json).containsExactly(ROUND_ROBIN, PICK_FIRST);
+      assertThat(seen).extracting(StoredServiceConfig::json).containsExactly(ROUND_ROBIN, PICK_FIRST);
     } finally {
       Etcd.delete(root, KEY);
       Etcd.delete(root, KEY + "2");
@@ -105,11 +105,11 @@ class ConfigWatcherIT {
   }
 
   private interface Steps {
-    void run(List<RegistryConfig> seen);
+    void run(List<StoredServiceConfig> seen);
   }
 
   /** Follows {@link #KEY} through {@code client} while {@code steps} run; what was delivered. */
-  private static List<RegistryConfig> follow(Client client, Steps steps) {
+  private static List<StoredServiceConfig> follow(Client client, Steps steps) {
     ScheduledExecutorService thread = Executors.newSingleThreadScheduledExecutor();
     Scheduler scheduler = Scheduler.of(thread);
     EtcdReader real = new JetcdReader(client, new EtcdCalls(Duration.ofSeconds(5)));
@@ -150,11 +150,11 @@ class ConfigWatcherIT {
       @Override
       public void renew(EtcdReader failed) {}
     };
-    ConfigWatcher watcher = new ConfigWatcher(
+    ServiceConfigWatcher watcher = new ServiceConfigWatcher(
         clients, etcd.endpoints(), KeyLayout.defaults(), "greeter", WatcherConfig.DEFAULTS,
         scheduler, new Random(1));
     reads.set(0);
-    List<RegistryConfig> seen = new CopyOnWriteArrayList<>();
+    List<StoredServiceConfig> seen = new CopyOnWriteArrayList<>();
     watcher.addListener(seen::add);
     try {
       steps.run(seen);

@@ -1,4 +1,4 @@
-package io.steelyard.console;
+package io.steelyard.agent;
 
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -8,8 +8,8 @@ import java.util.Map;
 /**
  * The samples of a Prometheus text-format scrape (version 0.0.4): {@code name{label="value",...}
  * value [timestamp]} per line, comments and blank lines skipped, label values unescaped. Written
- * by hand: Prometheus' Java libraries write this format but none reads it, and the console needs
- * only the samples.
+ * by hand: Prometheus' Java libraries write this format but none reads it, and {@link
+ * ServerMeters} needs only the samples.
  */
 final class PrometheusText {
 

@@ -2,24 +2,18 @@ package io.steelyard.spring.cloud;
 
 import static java.util.Objects.requireNonNull;
 
-import io.etcd.jetcd.ByteSequence;
-import io.etcd.jetcd.Client;
-import io.etcd.jetcd.KeyValue;
-import io.etcd.jetcd.options.GetOption;
+import io.steelyard.discovery.ServiceNameWatcher;
 import io.steelyard.discovery.ServiceWatcher;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.KeyLayout;
+import io.steelyard.registry.RegistryException;
 import io.steelyard.registry.Validation;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.TreeSet;
+import java.util.SortedSet;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.function.LongSupplier;
 import javax.annotation.Nullable;
 import javax.annotation.concurrent.GuardedBy;
@@ -32,11 +26,11 @@ import org.slf4j.LoggerFactory;
  * process). A service is watched from its first lookup until the application stops: lookups after
  * the first are answered from memory, kept current by the watch, never by polling etcd.
  *
- * <p>Threading: thread-safe. Ownership: closes its watchers and its etcd client on {@link #close}.
+ * <p>Threading: thread-safe. Ownership: closes its watchers on {@link #close}.
  */
-final class ServiceCatalog implements AutoCloseable {
+final class WatchedServices implements AutoCloseable {
 
-  private static final Logger logger = LoggerFactory.getLogger(ServiceCatalog.class);
+  private static final Logger logger = LoggerFactory.getLogger(WatchedServices.class);
 
   private final EtcdConnection etcd;
   private final KeyLayout layout;
@@ -50,12 +44,14 @@ final class ServiceCatalog implements AutoCloseable {
 
   @GuardedBy("this")
   @Nullable
-  private Client lister;
+  private ServiceNameWatcher names;
+
+  @Nullable private volatile RegistryException lastFailure;
 
   @GuardedBy("this")
   private boolean closed;
 
-  ServiceCatalog(
+  WatchedServices(
       EtcdConnection etcd, KeyLayout layout, Duration debounce, Duration relistInterval,
       @Nullable SlowStartRamp ramp, Duration firstListTimeout, LongSupplier nanoTime) {
     this.etcd = requireNonNull(etcd, "etcd");
@@ -95,7 +91,7 @@ final class ServiceCatalog implements AutoCloseable {
     synchronized (this) {
       if (closed) {
         watcher.close();
-        throw new IllegalStateException("the service catalog is closed");
+        throw new IllegalStateException("the watched services are closed");
       }
       watchers.add(watcher);
     }
@@ -109,74 +105,64 @@ final class ServiceCatalog implements AutoCloseable {
   }
 
   /**
-   * The names of the services that have at least one key in etcd now, sorted: one keys-only
-   * read of the prefix (Spring Cloud asks for this rarely: the discovery health indicator, tools).
+   * The names of the services that have at least one instance in etcd, sorted: from discovery's
+   * {@link ServiceNameWatcher}, opened at the first call and kept live from then on (Spring Cloud
+   * asks for this rarely: the discovery health indicator, tools). The first call waits up to
+   * {@link #firstListTimeout} for the first listing; while etcd is away later, the last names
+   * known are answered.
+   *
+   * @throws IllegalStateException when the first listing is not in within the timeout
    */
   List<String> services() {
-    String prefix = layout.prefix() + "/";
-    ByteSequence key = ByteSequence.from(prefix, StandardCharsets.UTF_8);
-    GetOption keysOnly = GetOption.builder().isPrefix(true).withKeysOnly(true).build();
+    ServiceNameWatcher watcher = names();
     try {
-      List<KeyValue> kvs = lister().getKVClient().get(key, keysOnly)
-          .get(etcd.connectTimeout().toMillis(), TimeUnit.MILLISECONDS).getKvs();
-      TreeSet<String> names = new TreeSet<>();
-      for (KeyValue kv : kvs) {
-        String rest = kv.getKey().toString(StandardCharsets.UTF_8).substring(prefix.length());
-        int slash = rest.indexOf('/');
-        if (slash > 0) {
-          String name = rest.substring(0, slash);
-          if (isServiceName(name)) {
-            names.add(name);
-          }
-        }
+      if (!watcher.awaitFirstListing(firstListTimeout)) {
+        RegistryException failure = lastFailure;
+        throw new IllegalStateException("Cannot list services under " + layout.registryPrefix()
+            + " in etcd " + etcd.endpointsString() + " within " + firstListTimeout
+            + (failure == null ? "" : ": " + failure.getMessage()), failure);
       }
-      return List.copyOf(names);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       return List.of();
-    } catch (ExecutionException | TimeoutException e) {
-      throw new IllegalStateException("Cannot list services under " + prefix + " in etcd "
-          + etcd.endpointsString() + ": " + e.getMessage(), e);
     }
+    return List.copyOf(watcher.names());
   }
 
-  private static boolean isServiceName(String name) {
-    if (name.startsWith(".")) {
-      // The registry's own bookkeeping (drain notes) lives under dot names.
-      return false;
-    }
-    try {
-      Validation.checkServiceName(name);
-      return true;
-    } catch (IllegalArgumentException e) {
-      return false;
-    }
-  }
-
-  private synchronized Client lister() {
+  private synchronized ServiceNameWatcher names() {
     if (closed) {
-      throw new IllegalStateException("the service catalog is closed");
+      throw new IllegalStateException("the watched services are closed");
     }
-    if (lister == null) {
-      lister = etcd.connect();
+    if (names == null) {
+      names = ServiceNameWatcher.builder(etcd).layout(layout).open(new ServiceNameWatcher.Listener() {
+        @Override
+        public void onNames(SortedSet<String> current) {
+          lastFailure = null;
+        }
+
+        @Override
+        public void onFailure(RegistryException error) {
+          lastFailure = error;
+        }
+      });
     }
-    return lister;
+    return names;
   }
 
   @Override
   public void close() {
     List<ServiceWatcher> toClose;
-    Client client;
+    ServiceNameWatcher nameWatcher;
     synchronized (this) {
       closed = true;
       toClose = new ArrayList<>(watchers);
       watchers.clear();
-      client = lister;
-      lister = null;
+      nameWatcher = names;
+      names = null;
     }
     toClose.forEach(ServiceWatcher::close);
-    if (client != null) {
-      client.close();
+    if (nameWatcher != null) {
+      nameWatcher.close();
     }
   }
 }

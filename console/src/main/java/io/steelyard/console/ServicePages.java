@@ -10,22 +10,22 @@ import java.util.function.Function;
 import javax.annotation.Nullable;
 
 /**
- * The open service views: one per service a page looks at, opened on first look, refreshed every
+ * The open service pages: one per service a browser looks at, opened on first look, refreshed every
  * tick, closed (with its watch) once no page has looked for {@link #IDLE}. At most {@value #MAX}
  * at a time, so a client walking made-up service names cannot open unbounded watches.
  *
  * <p>Threading: thread-safe.
  */
-final class Views implements AutoCloseable {
+final class ServicePages implements AutoCloseable {
 
   static final int MAX = 256;
   static final Duration IDLE = Duration.ofSeconds(60);
 
-  private final Function<String, ServiceView> open;
-  private final Map<String, ServiceView> views = new ConcurrentHashMap<>();
+  private final Function<String, ServicePage> open;
+  private final Map<String, ServicePage> views = new ConcurrentHashMap<>();
   private volatile boolean closed;
 
-  Views(Function<String, ServiceView> open) {
+  ServicePages(Function<String, ServicePage> open) {
     this.open = requireNonNull(open, "open");
   }
 
@@ -35,12 +35,12 @@ final class Views implements AutoCloseable {
    * @throws IllegalArgumentException when {@code service} is not a service name
    */
   @Nullable
-  ServiceView get(String service) {
+  ServicePage get(String service) {
     Validation.checkServiceName(service);
     if (closed) {
       return null;
     }
-    ServiceView v = views.get(service);
+    ServicePage v = views.get(service);
     if (v == null) {
       if (views.size() >= MAX) {
         return null;
@@ -53,7 +53,7 @@ final class Views implements AutoCloseable {
 
   /** Refreshes every view a page looked at lately; closes the others. */
   void tick() {
-    for (ServiceView v : views.values()) {
+    for (ServicePage v : views.values()) {
       if (v.idleFor(IDLE)) {
         views.remove(v.service(), v);
         v.close();
@@ -66,7 +66,7 @@ final class Views implements AutoCloseable {
   @Override
   public void close() {
     closed = true;
-    views.values().forEach(ServiceView::close);
+    views.values().forEach(ServicePage::close);
     views.clear();
   }
 }

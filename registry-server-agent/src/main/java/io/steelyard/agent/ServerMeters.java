@@ -1,26 +1,27 @@
-package io.steelyard.console;
+package io.steelyard.agent;
 
 import java.util.Map;
 import java.util.TreeMap;
 import javax.annotation.Nullable;
 
 /**
- * What a registered server's metrics URL says of one service: the agent's {@value #CALLS}
- * counter and {@value #DURATION_BUCKET} histogram, read from Prometheus' text format. The one
- * reader of those meters for {@code steelyard top} and the console.
+ * What a registered server's metrics URL says of one service: {@link AgentMetrics}' call counter
+ * and duration histogram, read from Prometheus' text format ({@value
+ * AgentMetrics#SERVER_CALLS_PROMETHEUS}, {@value AgentMetrics#SERVER_CALL_DURATION_BUCKET_PROMETHEUS}).
+ * The one reader of those meters, for {@code steelyard top} and the console.
+ *
+ * <pre>{@code
+ * ServerMeters.Scrape now = ServerMeters.read(System.nanoTime(), "greeter", httpBody);
+ * double p99 = ServerMeters.quantile(0.99, ServerMeters.deltas(before.buckets(), now.buckets()));
+ * }</pre>
  *
  * <p>An instance advertises the URL in its value's metadata under {@value #METADATA_KEY}.
+ * Stateless and thread-safe.
  */
 public final class ServerMeters {
 
   /** The metadata key of an instance's metrics URL. */
   public static final String METADATA_KEY = "metrics";
-
-  /** Calls closed by the server, by service, method and status (the agent's meter). */
-  public static final String CALLS = "steelyard_server_calls_total";
-
-  /** The server's call durations, a cumulative histogram (the agent's meter). */
-  public static final String DURATION_BUCKET = "steelyard_server_call_duration_seconds_bucket";
 
   private ServerMeters() {}
 
@@ -46,12 +47,12 @@ public final class ServerMeters {
       if (!service.equals(s.labels().get("service"))) {
         continue;
       }
-      if (s.name().equals(CALLS)) {
+      if (s.name().equals(AgentMetrics.SERVER_CALLS_PROMETHEUS)) {
         calls += s.value();
         if (!"OK".equals(s.labels().get("status"))) {
           errors += s.value();
         }
-      } else if (s.name().equals(DURATION_BUCKET) && s.labels().get("le") != null) {
+      } else if (s.name().equals(AgentMetrics.SERVER_CALL_DURATION_BUCKET_PROMETHEUS) && s.labels().get("le") != null) {
         String le = s.labels().get("le");
         double bound = "+Inf".equals(le) ? Double.POSITIVE_INFINITY : Double.parseDouble(le);
         buckets.merge(bound, s.value(), Double::sum);

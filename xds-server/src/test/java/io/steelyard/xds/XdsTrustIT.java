@@ -1,0 +1,261 @@
+package io.steelyard.xds;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.envoyproxy.envoy.config.cluster.v3.Cluster;
+import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
+import io.etcd.jetcd.Client;
+import io.grpc.ChannelCredentials;
+import io.grpc.Grpc;
+import io.grpc.ManagedChannel;
+import io.grpc.Status;
+import io.grpc.TlsChannelCredentials;
+import io.steelyard.registry.EtcdConnection;
+import io.steelyard.registry.internal.TlsFiles;
+import io.steelyard.testkit.EtcdCluster;
+import io.steelyard.testkit.TestCertificates;
+import java.io.InputStream;
+import java.math.BigInteger;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.security.cert.CertificateFactory;
+import java.security.cert.X509Certificate;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import javax.net.ssl.KeyManager;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLSocket;
+import javax.net.ssl.TrustManager;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The control plane's trust against real etcd and grpc-java channels over real (mutual) TLS,
+ * with certificates generated here: who may connect, what each identity reads, a server
+ * certificate replaced on disk, and the stream bounds.
+ */
+@Timeout(value = 180, unit = TimeUnit.SECONDS)
+class XdsTrustIT {
+
+  @RegisterExtension static final EtcdCluster etcd = EtcdCluster.builder().build();
+
+  private static final Duration WAIT = Duration.ofSeconds(15);
+  private static final String GREETER_ID = "spiffe://test/greeter-client";
+  private static final String BILLING_ID = "spiffe://test/billing-client";
+
+  @TempDir static Path dir;
+  private static TestCertificates certs;
+  private static Client client;
+
+  @AfterAll
+  static void disconnect() {
+    client.close();
+  }
+
+  private static void register(String service, String address, int weight) throws Exception {
+    XdsServerIT.register(client, service, address, weight);
+  }
+
+  @BeforeAll
+  static void registerAndIssue() throws Exception {
+    certs = TestCertificates.generate(dir.resolve("pki"));
+    certs.issueClientCertificate(dir.resolve("greeter.pem"), dir.resolve("greeter-key.pem"), "greeter-client", GREETER_ID);
+    certs.issueClientCertificate(dir.resolve("billing.pem"), dir.resolve("billing-key.pem"), "billing-client", BILLING_ID);
+    client = EtcdConnection.of(etcd.endpoints()).connect();
+    register("greeter", "10.40.0.1:50051", 1);
+    register("billing", "10.40.0.2:50051", 1);
+  }
+
+  private static XdsServer.Builder mutualTls(Path serverCert, Path serverKey) {
+    return XdsServer.builder(EtcdConnection.of(etcd.endpoints()))
+        .port(0)
+        .tls(serverCert, serverKey)
+        .clientCa(certs.caCert());
+  }
+
+  private static ManagedChannel channel(int port, ChannelCredentials credentials) {
+    return Grpc.newChannelBuilderForAddress("127.0.0.1", port, credentials).build();
+  }
+
+  private static ChannelCredentials withCertificate(Path cert, Path key) throws Exception {
+    return TlsChannelCredentials.newBuilder().trustManager(certs.caCert().toFile())
+        .keyManager(cert.toFile(), key.toFile()).build();
+  }
+
+  private static ChannelCredentials withoutCertificate() throws Exception {
+    return TlsChannelCredentials.newBuilder().trustManager(certs.caCert().toFile()).build();
+  }
+
+  private static List<String> clusters(DiscoveryResponse r) throws Exception {
+    List<String> names = new ArrayList<>();
+    for (var any : r.getResourcesList()) {
+      names.add(any.unpack(Cluster.class).getName());
+    }
+    return names;
+  }
+
+  private static List<String> services(DiscoveryResponse r) throws Exception {
+    List<String> names = new ArrayList<>();
+    for (var any : r.getResourcesList()) {
+      names.add(GrantedWatcher.serviceOf(r.getTypeUrl().equals(AdsProbe.EDS)
+          ? any.unpack(io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment.class)
+          : any.unpack(Cluster.class)));
+    }
+    return names;
+  }
+
+  @Test
+  void aClientWithACertificateFromTheCaReadsAndOthersAreRefusedAtTheHandshake() throws Exception {
+    try (XdsServer xds = mutualTls(certs.serverCert(), certs.serverKey()).build().start();
+        AdsProbe signed = new AdsProbe(channel(xds.port(), withCertificate(certs.clientCert(), certs.clientKey())), "signed");
+        AdsProbe anonymous = new AdsProbe(channel(xds.port(), withoutCertificate()), "anonymous");
+        AdsProbe stranger = new AdsProbe(
+            channel(xds.port(), withCertificate(certs.unknownCaClientCert(), certs.unknownCaClientKey())), "stranger")) {
+      signed.subscribe(AdsProbe.CDS, List.of("greeter"));
+      assertThat(clusters(signed.next(WAIT))).containsExactly("greeter");
+
+      anonymous.subscribe(AdsProbe.CDS, List.of("greeter"));
+      stranger.subscribe(AdsProbe.CDS, List.of("greeter"));
+      await().atMost(WAIT).until(() -> anonymous.error() != null && stranger.error() != null);
+      assertThat(Status.fromThrowable(anonymous.error()).getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+      assertThat(anonymous.poll(Duration.ZERO)).isNull();
+      assertThat(stranger.poll(Duration.ZERO)).isNull();
+      assertThat(xds.metrics().refusals("handshake")).isGreaterThanOrEqualTo(2);
+    }
+  }
+
+  @Test
+  void eachIdentityReadsOnlyTheServicesItsGrantNames() throws Exception {
+    Path grants = Files.writeString(dir.resolve("grants.json"), """
+        {"grants": [
+          {"identity": "%s", "services": ["greeter"]},
+          {"identity": "%s", "services": ["billing*"]}
+        ]}
+        """.formatted(GREETER_ID, BILLING_ID));
+    List<String> both = List.of("greeter", "billing");
+    try (XdsServer xds = mutualTls(certs.serverCert(), certs.serverKey()).authorize(grants).build().start();
+        AdsProbe greeter = new AdsProbe(
+            channel(xds.port(), withCertificate(dir.resolve("greeter.pem"), dir.resolve("greeter-key.pem"))), "g");
+        AdsProbe billing = new AdsProbe(
+            channel(xds.port(), withCertificate(dir.resolve("billing.pem"), dir.resolve("billing-key.pem"))), "b")) {
+      greeter.subscribe(AdsProbe.CDS, both);
+      billing.subscribe(AdsProbe.CDS, both);
+      DiscoveryResponse g = greeter.next(WAIT);
+      DiscoveryResponse b = billing.next(WAIT);
+      assertThat(clusters(g)).containsExactly("greeter");
+      assertThat(clusters(b)).containsExactly("billing");
+      greeter.ack(g, both);
+
+      register("billing", "10.40.0.3:50051", 2); // a change to billing only
+      greeter.subscribe(AdsProbe.EDS, List.of("billing"));
+      List<String> seen = new ArrayList<>();
+      for (DiscoveryResponse r = greeter.poll(Duration.ofSeconds(2)); r != null; r = greeter.poll(Duration.ofSeconds(1))) {
+        seen.addAll(services(r));
+      }
+      assertThat(seen).as("what greeter-client received after billing changed").doesNotContain("billing");
+      assertThat(xds.metrics().denied()).isGreaterThanOrEqualTo(1);
+    }
+  }
+
+  @Test
+  void aReplacedServerCertificateServesNewClientsWhileAnOpenStreamKeepsItsUpdates() throws Exception {
+    Path cert = dir.resolve("rotating.pem");
+    Path key = dir.resolve("rotating-key.pem");
+    Files.copy(certs.serverCert(), cert, StandardCopyOption.REPLACE_EXISTING);
+    Files.copy(certs.serverKey(), key, StandardCopyOption.REPLACE_EXISTING);
+    register("rotate", "10.40.1.1:50051", 1);
+    try (XdsServer xds = mutualTls(cert, key).build().start();
+        AdsProbe open = new AdsProbe(channel(xds.port(), withCertificate(certs.clientCert(), certs.clientKey())), "open")) {
+      open.subscribe(AdsProbe.CDS, List.of("rotate"));
+      open.ack(open.next(WAIT), List.of("rotate"));
+      open.subscribe(AdsProbe.EDS, List.of("rotate"));
+      open.ack(open.next(WAIT), List.of("rotate"));
+      assertThat(servedSerial(xds.port())).isEqualTo(serial(certs.serverCert()));
+
+      Path next = dir.resolve("next.pem");
+      Path nextKey = dir.resolve("next-key.pem");
+      certs.issueServerCertificate(next, nextKey);
+      Files.copy(nextKey, key, StandardCopyOption.REPLACE_EXISTING);
+      Files.copy(next, cert, StandardCopyOption.REPLACE_EXISTING);
+
+      await().atMost(WAIT).until(() -> servedSerial(xds.port()).equals(serial(next)));
+      try (AdsProbe fresh = new AdsProbe(channel(xds.port(), withCertificate(certs.clientCert(), certs.clientKey())), "fresh")) {
+        fresh.subscribe(AdsProbe.CDS, List.of("rotate"));
+        assertThat(clusters(fresh.next(WAIT))).containsExactly("rotate");
+      }
+      register("rotate", "10.40.1.2:50051", 1);
+      assertThat(open.next(WAIT).getTypeUrl()).as("the open stream's update").isEqualTo(AdsProbe.EDS);
+    }
+  }
+
+  @Test
+  void aPlaintextLoopbackListenerServesBesideTheMutualTlsOne() throws Exception {
+    try (XdsServer xds = mutualTls(certs.serverCert(), certs.serverKey()).tlsListen("127.0.0.1", 0).build().start();
+        AdsProbe local = new AdsProbe(xds.port(), "local");
+        AdsProbe remote = new AdsProbe(channel(xds.tlsPort(), withCertificate(certs.clientCert(), certs.clientKey())), "remote")) {
+      assertThat(xds.tlsPort()).isNotEqualTo(xds.port());
+      local.subscribe(AdsProbe.CDS, List.of("greeter"));
+      remote.subscribe(AdsProbe.CDS, List.of("greeter"));
+      assertThat(clusters(local.next(WAIT))).containsExactly("greeter");
+      assertThat(clusters(remote.next(WAIT))).containsExactly("greeter");
+    }
+  }
+
+  @Test
+  void streamsOverTheBoundAreRefusedWhileTheFirstKeepReceivingUpdates() throws Exception {
+    register("limits", "10.40.2.1:50051", 1);
+    List<String> names = List.of("limits");
+    try (XdsServer xds = XdsServer.builder(EtcdConnection.of(etcd.endpoints()))
+            .port(0).maxStreamsPerPeer(2).maxNamesPerStream(2).build().start();
+        AdsProbe first = new AdsProbe(xds.port(), "first");
+        AdsProbe second = new AdsProbe(xds.port(), "second")) {
+      first.subscribe(AdsProbe.EDS, names);
+      second.subscribe(AdsProbe.EDS, names);
+      first.ack(first.next(WAIT), names);
+      second.ack(second.next(WAIT), names);
+      try (AdsProbe third = new AdsProbe(xds.port(), "third")) {
+        third.subscribe(AdsProbe.EDS, names);
+        await().atMost(WAIT).until(() -> third.error() != null);
+        Status status = Status.fromThrowable(third.error());
+        assertThat(status.getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+        assertThat(status.getDescription()).contains("more than 2 concurrent xDS streams from 127.0.0.1 (--max-streams-per-peer)");
+      }
+      second.subscribe(AdsProbe.CDS, List.of("limits", "greeter", "billing"));
+      await().atMost(WAIT).until(() -> second.error() != null);
+      assertThat(Status.fromThrowable(second.error()).getDescription()).contains("--max-names-per-stream");
+
+      register("limits", "10.40.2.1:50051", 3);
+      assertThat(first.next(WAIT).getTypeUrl()).as("the first stream's update").isEqualTo(AdsProbe.EDS);
+      await().atMost(WAIT).until(() -> xds.clients() == 1);
+      try (AdsProbe again = new AdsProbe(xds.port(), "again")) {
+        again.subscribe(AdsProbe.EDS, names);
+        assertThat(again.next(WAIT).getResourcesCount()).as("a slot given back").isEqualTo(1);
+      }
+    }
+  }
+
+  private static BigInteger serial(Path certFile) throws Exception {
+    try (InputStream in = Files.newInputStream(certFile)) {
+      return ((X509Certificate) CertificateFactory.getInstance("X.509").generateCertificate(in)).getSerialNumber();
+    }
+  }
+
+  /** The serial of the certificate the server presents to a new connection now. */
+  private static BigInteger servedSerial(int port) throws Exception {
+    TlsFiles client = TlsFiles.of(certs.caCert(), certs.clientCert(), certs.clientKey());
+    SSLContext context = SSLContext.getInstance("TLS");
+    context.init(new KeyManager[] {client.keyManager()}, new TrustManager[] {client.trustManager()}, null);
+    try (SSLSocket socket = (SSLSocket) context.getSocketFactory().createSocket("127.0.0.1", port)) {
+      socket.startHandshake();
+      return ((X509Certificate) socket.getSession().getPeerCertificates()[0]).getSerialNumber();
+    }
+  }
+}
