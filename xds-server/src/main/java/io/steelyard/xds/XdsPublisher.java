@@ -19,6 +19,7 @@ import java.util.TreeSet;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import javax.annotation.Nullable;
 import org.slf4j.Logger;
@@ -63,6 +64,7 @@ final class XdsPublisher implements ServiceWatcher.Listener, Subscribers.Listene
   private final Set<String> groups = new LinkedHashSet<>(List.of(GROUP));
   private final Map<String, Map<String, ServiceResources>> resources = new HashMap<>();
   private long revision;
+  private final AtomicLong refusedConfigs = new AtomicLong();
   private final AtomicReference<XdsSnapshot> current = new AtomicReference<>();
   private final AtomicReference<Optional<Instant>> staleSince = new AtomicReference<>(Optional.empty());
   private final Runnable onPublish;
@@ -150,6 +152,7 @@ final class XdsPublisher implements ServiceWatcher.Listener, Subscribers.Listene
     } catch (IllegalArgumentException e) {
       Long reported = refusedRevision.put(service, modRevision);
       if (reported == null || reported != modRevision) {
+        refusedConfigs.incrementAndGet();
         log.warn("The stored service config of {} (revision {}) is refused, its zoneRouting and"
             + " slowStart stay as they were: {}", service, modRevision, e.getMessage());
       }
@@ -225,6 +228,17 @@ final class XdsPublisher implements ServiceWatcher.Listener, Subscribers.Listene
         cache.setSnapshot(group, next);
       }
     }
+  }
+
+  /** Stored configs refused so far, each revision counted once. */
+  long refusedConfigs() {
+    return refusedConfigs.get();
+  }
+
+  /** The snapshot served to callers in {@code zone} (null: zone-less), or null before any. */
+  @Nullable
+  XdsSnapshot snapshot(@Nullable String zone) {
+    return (XdsSnapshot) cache.getSnapshot(Subscribers.groupOf(zone));
   }
 
   /** The zone-blind snapshot being served, or null before the first view. */
