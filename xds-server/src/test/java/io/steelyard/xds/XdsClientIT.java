@@ -85,15 +85,7 @@ class XdsClientIT {
 
   private GreeterServer greeter(String service, int weight) {
     GreeterServer server =
-        GreeterServer.builder()
-            .endpoints(etcd.endpoints())
-            .service(service)
-            .weight(weight)
-            .ttl(Duration.ofSeconds(5))
-            .drainDelay(Duration.ZERO)
-            .grace(Duration.ofSeconds(1))
-            .build()
-            .start();
+        QuickGreeters.builder(etcd, service).weight(weight).build().start();
     closeables.add(server::shutdownNow);
     return server;
   }

@@ -104,16 +104,7 @@ class XdsZonesIT {
 
   private GreeterServer greeter(String service, String zone) {
     GreeterServer server =
-        GreeterServer.builder()
-            .endpoints(etcd.endpoints())
-            .service(service)
-            .weight(2)
-            .zone(zone)
-            .ttl(Duration.ofSeconds(5))
-            .drainDelay(Duration.ZERO)
-            .grace(Duration.ofSeconds(1))
-            .build()
-            .start();
+        QuickGreeters.builder(etcd, service).weight(2).zone(zone).build().start();
     closeables.add(server::shutdownNow);
     return server;
   }
