@@ -2,8 +2,9 @@
 '<epoch ms> ERROR <code>') for scripts/interop-xds.
 
   analyse.py count LOG SINCE_MS              successful calls since SINCE_MS
-  analyse.py share LOG SINCE_MS N ADDRESS    percent of the first N calls since SINCE_MS that
-                                             ADDRESS answered, then the calls and errors counted
+  analyse.py share LOG SINCE_MS N ADDRESSES  percent of the first N calls since SINCE_MS that
+                                             one of ADDRESSES (comma-separated) answered, then
+                                             the calls and errors counted
   analyse.py last LOG ADDRESS                epoch ms of the last call ADDRESS answered (0: none)
   analyse.py errors LOG SINCE_MS             failed calls since SINCE_MS
   analyse.py moved LOG SINCE_MS ADDRESS PCT  ms from SINCE_MS to the first call that starts 200
@@ -32,14 +33,14 @@ def main(argv):
     if cmd == "count":
         print(sum(1 for _, a, _ in calls(path, int(argv[3])) if a != "ERROR"))
     elif cmd == "share":
-        since, n, address = int(argv[3]), int(argv[4]), argv[5]
+        since, n, addresses = int(argv[3]), int(argv[4]), set(argv[5].split(","))
         total = mine = errors = 0
         for _, a, _ in calls(path, since):
             if a == "ERROR":
                 errors += 1
                 continue
             total += 1
-            mine += a == address
+            mine += a in addresses
             if total == n:
                 break
         print("%.1f %d %d" % (100.0 * mine / max(total, 1), total, errors))
