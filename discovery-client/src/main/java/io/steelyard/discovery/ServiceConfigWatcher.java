@@ -13,6 +13,7 @@ import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -166,7 +167,7 @@ final class ServiceConfigWatcher implements ServiceConfigChoice.Memory {
       failed(a, e);
       return;
     }
-    answer.whenComplete((listing, err) -> scheduler.execute(() -> {
+    answer.whenComplete((listing, err) -> fromEtcd(() -> {
       if (a != attempt || closed) {
         return;
       }
@@ -194,7 +195,7 @@ final class ServiceConfigWatcher implements ServiceConfigChoice.Memory {
       watching = reader.watchKey(key, revision + 1, new EtcdReader.WatchCallbacks() {
         @Override
         public void onBatch(WatchBatch batch) {
-          scheduler.execute(() -> {
+          fromEtcd(() -> {
             if (a == attempt && !closed) {
               applyBatch(batch);
             }
@@ -208,7 +209,7 @@ final class ServiceConfigWatcher implements ServiceConfigChoice.Memory {
 
         @Override
         public void onError(Throwable error) {
-          scheduler.execute(() -> failed(a, error));
+          fromEtcd(() -> failed(a, error));
         }
 
         @Override
@@ -292,5 +293,18 @@ final class ServiceConfigWatcher implements ServiceConfigChoice.Memory {
   @Override
   public String toString() {
     return "ServiceConfigWatcher{service=" + service + ", etcd=" + endpoints + ", key=" + key + "}";
+  }
+
+  /**
+   * Hands an etcd callback to the scheduler. Once the scheduler is shut down (its owner closed
+   * it, so no one listens any more) the task is dropped: a closing etcd client completes its
+   * watches on the closing thread, which must not fail for it.
+   */
+  private void fromEtcd(Runnable task) {
+    try {
+      scheduler.execute(task);
+    } catch (RejectedExecutionException e) {
+      logger.debug("service config watch of {}: scheduler shut down, etcd callback dropped", key);
+    }
   }
 }
