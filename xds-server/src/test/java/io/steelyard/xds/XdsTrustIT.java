@@ -1,6 +1,7 @@
 package io.steelyard.xds;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import static org.awaitility.Awaitility.await;
 
 import io.envoyproxy.envoy.config.cluster.v3.Cluster;
@@ -8,23 +9,34 @@ import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
 import io.etcd.jetcd.Client;
 import io.grpc.ChannelCredentials;
 import io.grpc.Grpc;
+import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
+import io.grpc.NameResolverRegistry;
 import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
 import io.grpc.TlsChannelCredentials;
+import io.grpc.xds.XdsNameResolverProvider;
+import io.steelyard.examples.GreeterServer;
+import io.steelyard.examples.proto.GreeterGrpc;
+import io.steelyard.examples.proto.HelloRequest;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.internal.TlsFiles;
 import io.steelyard.testkit.EtcdCluster;
 import io.steelyard.testkit.TestCertificates;
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.math.BigInteger;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.security.KeyStore;
 import java.security.cert.CertificateFactory;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import javax.net.ssl.KeyManager;
 import javax.net.ssl.SSLContext;
@@ -130,6 +142,90 @@ class XdsTrustIT {
       assertThat(stranger.poll(Duration.ZERO)).isNull();
       assertThat(xds.metrics().refusals("handshake")).isGreaterThanOrEqualTo(2);
     }
+  }
+
+  /**
+   * What grpc-java's own xDS client does with the bootstrap's {@code tls} channel credential: it
+   * ignores the credential's files, trusts the JVM's trust store and presents no certificate. So
+   * with the private CA in the JVM's trust store it reads a control plane with server-only TLS
+   * and calls through it, and a control plane that requires client certificates refuses it.
+   */
+  @Test
+  void grpcJavasXdsClientTrustsTheJvmTrustStoreAndPresentsNoCertificate() throws Exception {
+    Path trustStore = dir.resolve("jvm-trust.p12");
+    KeyStore store = KeyStore.getInstance("PKCS12");
+    store.load(null, null);
+    try (InputStream in = Files.newInputStream(certs.caCert())) {
+      store.setCertificateEntry("steelyard-test-ca", CertificateFactory.getInstance("X.509").generateCertificate(in));
+    }
+    try (OutputStream out = Files.newOutputStream(trustStore)) {
+      store.store(out, "changeit".toCharArray());
+    }
+    Map<String, String> jvmTrust = Map.of(
+        "javax.net.ssl.trustStore", trustStore.toString(),
+        "javax.net.ssl.trustStorePassword", "changeit",
+        "javax.net.ssl.trustStoreType", "PKCS12");
+    Map<String, String> before = new HashMap<>();
+    jvmTrust.keySet().forEach(k -> before.put(k, System.getProperty(k)));
+    jvmTrust.forEach(System::setProperty);
+    List<XdsNameResolverProvider> providers = new ArrayList<>();
+    List<ManagedChannel> channels = new ArrayList<>();
+    try (XdsServer serverOnly = XdsServer.builder(EtcdConnection.of(etcd.endpoints()))
+            .port(0).tls(certs.serverCert(), certs.serverKey()).build().start();
+        XdsServer mutual = mutualTls(certs.serverCert(), certs.serverKey()).build().start()) {
+      GreeterServer greeter = QuickGreeters.builder(etcd, "java-tls").build().start();
+      try {
+        GreeterGrpc.GreeterBlockingStub viaServerOnly =
+            grpcJavaXdsClient("xds-tls-server-only", serverOnly.port(), providers, channels);
+        GreeterGrpc.GreeterBlockingStub viaMutual =
+            grpcJavaXdsClient("xds-tls-mutual", mutual.port(), providers, channels);
+        await().atMost(WAIT).ignoreExceptionsInstanceOf(StatusRuntimeException.class)
+            .until(() -> greeter.address().equals(viaServerOnly.withDeadlineAfter(5, TimeUnit.SECONDS)
+                .sayHello(HelloRequest.newBuilder().setName("java").build()).getServerAddress()));
+
+        StatusRuntimeException refused = catchThrowableOfType(StatusRuntimeException.class,
+            () -> viaMutual.withDeadlineAfter(3, TimeUnit.SECONDS)
+                .sayHello(HelloRequest.newBuilder().setName("java").build()));
+        assertThat(refused).as("a call through the mutual-TLS control plane").isNotNull();
+        await().atMost(WAIT).until(() -> mutual.metrics().refusals("handshake") >= 1);
+      } finally {
+        greeter.shutdownNow();
+      }
+    } finally {
+      for (ManagedChannel c : channels) {
+        c.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+      }
+      providers.forEach(NameResolverRegistry.getDefaultRegistry()::deregister);
+      before.forEach((k, v) -> {
+        if (v == null) {
+          System.clearProperty(k);
+        } else {
+          System.setProperty(k, v);
+        }
+      });
+    }
+  }
+
+  /**
+   * A grpc-java xDS client of the control plane on {@code port}, reached through {@code scheme},
+   * whose bootstrap names the {@code tls} channel credential with the CA's file (which it ignores).
+   */
+  private static GreeterGrpc.GreeterBlockingStub grpcJavaXdsClient(
+      String scheme, int port, List<XdsNameResolverProvider> providers, List<ManagedChannel> channels) {
+    Map<String, Object> bootstrap = Map.of(
+        "xds_servers", List.of(Map.of(
+            "server_uri", "127.0.0.1:" + port,
+            "channel_creds", List.of(Map.of("type", "tls",
+                "config", Map.of("ca_certificate_file", certs.caCert().toString()))),
+            "server_features", List.of("xds_v3"))),
+        "node", Map.of("id", scheme));
+    XdsNameResolverProvider provider = XdsNameResolverProvider.createForTest(scheme, bootstrap);
+    providers.add(provider);
+    NameResolverRegistry.getDefaultRegistry().register(provider);
+    ManagedChannel channel =
+        Grpc.newChannelBuilder(scheme + ":///java-tls", InsecureChannelCredentials.create()).build();
+    channels.add(channel);
+    return GreeterGrpc.newBlockingStub(channel);
   }
 
   @Test
