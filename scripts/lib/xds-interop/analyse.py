@@ -10,6 +10,12 @@
   analyse.py moved LOG SINCE_MS ADDRESS PCT  ms from SINCE_MS to the first call that starts 200
                                              calls in a row of which ADDRESS answered PCT +- 5
                                              percent (-1: never)
+  analyse.py ramp LOG SINCE_MS ADDRESS FULL SECONDS
+                                             per second since SINCE_MS, the calls and the
+                                             percent ADDRESS answered, as a table on stderr; then
+                                             ADDRESS's share of the calls in the first 2 s and
+                                             from 12 s to SECONDS, each in percent of FULL (its
+                                             full share, in percent)
 """
 import sys
 
@@ -61,6 +67,25 @@ def main(argv):
                 print(ok[i][0] - since)
                 return
         print(-1)
+    elif cmd == "ramp":
+        since, address, full, seconds = int(argv[3]), argv[4], float(argv[5]), int(argv[6])
+        total, mine = [0] * seconds, [0] * seconds
+        for ms, a, _ in calls(path, since):
+            second = (ms - since) // 1000
+            if second >= seconds:
+                break
+            if a != "ERROR":
+                total[second] += 1
+                mine[second] += a == address
+        sys.stderr.write("second  calls  to the new server  of its full share\n")
+        for i in range(seconds):
+            pct = 100.0 * mine[i] / max(total[i], 1)
+            sys.stderr.write("%6d %6d %17.1f %% %16.0f %%\n" % (i, total[i], pct, 100.0 * pct / full))
+
+        def of_full(lo, hi):
+            return 100.0 * (100.0 * sum(mine[lo:hi]) / max(sum(total[lo:hi]), 1)) / full
+
+        print("%.1f %.1f" % (of_full(0, 2), of_full(12, seconds)))
     else:
         sys.exit("unknown command " + cmd)
 
