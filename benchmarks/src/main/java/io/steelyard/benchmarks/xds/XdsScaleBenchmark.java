@@ -80,6 +80,9 @@ public final class XdsScaleBenchmark {
   private final Map<Integer, List<Sim>> subscribers = new HashMap<>();
   /** Assignments received (a response carries one per service it answers). */
   private final AtomicLong assignments = new AtomicLong();
+  /** Responses received (a state-of-the-world response carries every service its stream asks for). */
+  private final AtomicLong responses = new AtomicLong();
+  private volatile boolean closing;
   private final AtomicLong lastAssignmentNanos = new AtomicLong(System.nanoTime());
   /** The service whose change is awaited, or -1; streams holding it notify {@link #monitor}. */
   private volatile int awaited = -1;
@@ -192,6 +195,7 @@ public final class XdsScaleBenchmark {
       metrics(args[2], "with the streams connected");
       bench.changes(etcd, changes);
       metrics(args[2], "after the changes");
+      bench.closing = true;
       channels.forEach(ManagedChannel::shutdownNow);
     }
   }
@@ -270,8 +274,8 @@ public final class XdsScaleBenchmark {
     long quiet = TimeUnit.NANOSECONDS.toMillis(lastAssignmentNanos.get() - t);
     long zoned = sims.stream().filter(s -> s.zone != null).count();
     out.printf("%d streams (%d naming a zone, %d zone-less) held their %d assignments in %d ms;"
-        + " the last demand update arrived at %d ms, %d assignments in all%n",
-        sims.size(), zoned, sims.size() - zoned, expected, first, quiet, assignments.get());
+        + " the last response arrived at %d ms, %d responses in all%n",
+        sims.size(), zoned, sims.size() - zoned, expected, first, quiet, responses.get());
   }
 
   /** Subscribes {@code sim} to its services with its node, and ACKs everything it is sent. */
@@ -289,6 +293,7 @@ public final class XdsScaleBenchmark {
                 new StreamObserver<>() {
                   @Override
                   public void onNext(DiscoveryResponse r) {
+                    responses.incrementAndGet();
                     for (var any : r.getResourcesList()) {
                       try {
                         sim.received(any.unpack(ClusterLoadAssignment.class));
@@ -309,7 +314,9 @@ public final class XdsScaleBenchmark {
 
                   @Override
                   public void onError(Throwable t) {
-                    out.printf("stream %d failed: %s%n", sim.id, t);
+                    if (!closing) {
+                      out.printf("stream %d failed: %s%n", sim.id, t);
+                    }
                   }
 
                   @Override
@@ -329,7 +336,7 @@ public final class XdsScaleBenchmark {
     List<Long> zonelessStreams = new ArrayList<>();
     long moved = 0;
     long updates = 0;
-    long before = assignments.get();
+    long before = responses.get();
     Map<Integer, Integer> weights = new HashMap<>();
     Random random = new Random(42);
     for (int j = 0; j < changes; j++) {
@@ -368,13 +375,13 @@ public final class XdsScaleBenchmark {
       afterCommit[j] = done - committed;
     }
     Thread.sleep(500);
-    long received = assignments.get() - before;
+    long received = responses.get() - before;
     percentiles(changes + " changes: put sent -> update at every subscribed stream", all);
     percentiles("  of which the put itself (etcd commit)", commits);
     percentiles("  put acknowledged -> update at every subscribed stream", afterCommit);
     percentiles("  put sent -> update, each stream naming a zone", zonedStreams);
     percentiles("  put sent -> update, each zone-less stream", zonelessStreams);
-    out.printf("assignments received %d: to streams subscribed to the changed service %d, to others %d;"
+    out.printf("responses received %d: to streams subscribed to the changed service %d, to others %d;"
         + " the changed instance's locality weight moved at %d of the %d%n",
         received, updates, received - updates, moved, updates);
   }
