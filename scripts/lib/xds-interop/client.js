@@ -1,15 +1,18 @@
 // Calls Greeter/SayHello on xds:///SERVICE in a loop (@grpc/grpc-js with @grpc/grpc-js-xds) and
 // logs one line per call to LOG: '<epoch ms> <server address>' or '<epoch ms> ERROR <code>'.
 //
-//   GRPC_XDS_BOOTSTRAP=bootstrap.json node client.js greeter calls.log
+//   GRPC_XDS_BOOTSTRAP=bootstrap.json node client.js greeter calls.log [CALLS]
 //
-// Stops on SIGTERM. Messages are encoded by hand (two string fields): no generated stubs.
+// With CALLS, stops calling after CALLS successful calls and idles with the channel open (what an
+// idle client costs: scripts/bench-xds-clients). Stops on SIGTERM. Messages are encoded by hand
+// (two string fields): no generated stubs.
 'use strict';
 const fs = require('fs');
 const grpc = require('@grpc/grpc-js');
 require('@grpc/grpc-js-xds').register();
 
-const [service, logPath] = process.argv.slice(2);
+const [service, logPath, callsArg] = process.argv.slice(2);
+const calls = callsArg === undefined ? Infinity : Number(callsArg);
 const out = fs.openSync(logPath, 'w');
 let stop = false;
 process.on('SIGTERM', () => { stop = true; });
@@ -35,6 +38,7 @@ function decodeReply(buf) {
 const client = new grpc.Client('xds:///' + service, grpc.credentials.createInsecure());
 let lines = [];
 let n = 0;
+let ok = 0;
 
 function flush() {
   if (lines.length) { fs.writeSync(out, lines.join('')); lines = []; }
@@ -42,6 +46,7 @@ function flush() {
 
 function call() {
   if (stop) { flush(); client.close(); fs.closeSync(out); process.exit(0); }
+  if (ok >= calls) { flush(); setTimeout(call, 1000); return; }
   const deadline = new Date(Date.now() + 5000);
   client.makeUnaryRequest('/steelyard.examples.Greeter/SayHello', (x) => x, decodeReply,
     encodeRequest('node'), { deadline }, (err, address) => {
@@ -49,6 +54,7 @@ function call() {
         lines.push(`${Date.now()} ERROR ${grpc.status[err.code]}\n`);
       } else {
         lines.push(`${Date.now()} ${address}\n`);
+        ok++;
       }
       n++;
       if (n % 50 === 0) { flush(); setTimeout(call, 2); } else if (err) { setTimeout(call, 50); } else { setImmediate(call); }

@@ -1,10 +1,11 @@
 """Calls Greeter/SayHello on xds:///SERVICE in a loop (grpcio, C-core's xDS client) and logs
 one line per call to LOG: '<epoch ms> <server address>' or '<epoch ms> ERROR <code>'.
 
-  GRPC_XDS_BOOTSTRAP=bootstrap.json python client.py greeter calls.log
+  GRPC_XDS_BOOTSTRAP=bootstrap.json python client.py greeter calls.log [CALLS]
 
-Stops on SIGTERM. Messages are encoded by hand (two string fields), so no generated stubs are
-needed.
+With CALLS, stops calling after CALLS successful calls and idles with the channel open (what an
+idle client costs: scripts/bench-xds-clients). Stops on SIGTERM. Messages are encoded by hand
+(two string fields), so no generated stubs are needed.
 """
 import signal
 import sys
@@ -58,6 +59,7 @@ def decode_reply(buf):
 
 def main():
     service, log_path = sys.argv[1], sys.argv[2]
+    calls = int(sys.argv[3]) if len(sys.argv) > 3 else None
     signal.signal(signal.SIGTERM, _on_term)
     channel = grpc.insecure_channel("xds:///" + service)
     say_hello = channel.unary_unary(
@@ -66,11 +68,16 @@ def main():
         response_deserializer=decode_reply,
     )
     with open(log_path, "w", buffering=1 << 16) as log:
-        n = 0
+        n = ok = 0
         while not stop:
+            if calls is not None and ok >= calls:
+                log.flush()
+                signal.pause()  # until SIGTERM
+                continue
             try:
                 address = say_hello(encode_request("python"), timeout=5)
                 log.write("%d %s\n" % (time.time() * 1000, address))
+                ok += 1
             except grpc.RpcError as e:
                 log.write("%d ERROR %s\n" % (time.time() * 1000, e.code().name))
                 time.sleep(0.05)
