@@ -1,12 +1,11 @@
 package io.steelyard.balancer.internal;
 
-import io.steelyard.balancer.spi.AliasTable;
-
 import static com.google.common.base.Preconditions.checkArgument;
 
 import io.grpc.LoadBalancer.PickResult;
 import io.grpc.LoadBalancer.PickSubchannelArgs;
 import io.grpc.LoadBalancer.SubchannelPicker;
+import io.steelyard.balancer.spi.AliasTable;
 import io.steelyard.balancer.spi.WeightedPolicyConfig;
 import java.util.Arrays;
 import java.util.Random;
@@ -52,12 +51,13 @@ import javax.annotation.Nullable;
  * after it degrades. With {@code n <= choiceCount} every endpoint is a candidate, scanned from a
  * random start. Ties go to the first drawn.
  *
- * <p>Immutable and thread-safe. A pick draws one random {@code long} per candidate from {@link
- * ThreadLocalRandom}, reads two volatile fields (three with the latency term) and one {@code
- * AtomicInteger} per candidate, and
- * returns a {@link PickResult} precomputed per endpoint that carries the endpoint's tracer
- * factory: no lock, no allocation (grpc then asks that factory for one tracer per call, which
- * counts the call in and out).
+ * <p><b>Cost.</b> Immutable and thread-safe. A pick draws one random {@code long} per draw from
+ * {@link ThreadLocalRandom} (a redraw is a draw), reads per candidate one alias-table entry, its
+ * inverse weight and its {@link EndpointLoad} (three volatile fields on one object, four with the
+ * latency term), computes each candidate's score once, and returns a {@link PickResult}
+ * precomputed per endpoint that carries the endpoint's tracer factory: no lock, no allocation
+ * (grpc then asks that factory for one tracer per call, which counts the call in and out). See
+ * {@link #choose} for why no branch depends on a coin or a score.
  */
 final class LeastRequestPicker extends WeightedPicker {
 
@@ -99,8 +99,7 @@ final class LeastRequestPicker extends WeightedPicker {
     for (int i = 0; i < n; i++) {
       inverseWeights[i] = 1.0 / this.weights[i];
       PickResult stored = precomputed(i);
-      tracedResults[i] =
-          stored == null ? null : stored.copyWithStreamTracerFactory(loads[i].tracerFactory());
+      tracedResults[i] = stored == null ? null : loads[i].traced(stored);
     }
   }
 
@@ -124,30 +123,78 @@ final class LeastRequestPicker extends WeightedPicker {
     return result.copyWithStreamTracerFactory(loads[best].tracerFactory());
   }
 
-  /** The index of the endpoint to pick. */
+  /**
+   * The index of the endpoint to pick. One random {@code long} per draw, taken as {@link
+   * AliasTable#sample} takes it; each candidate's score is computed once.
+   *
+   * <p>Without the latency term no branch depends on a coin or a score, whose outcomes are
+   * random and would be mispredicted about every other time (a misprediction costs more than a
+   * draw): {@link AliasTable#sample} selects the column or its alias with a mask, and the better
+   * candidate is selected with the sign of the difference of the two scores' bits. Scores are
+   * positive doubles (at least one call, a penalty of at least 1, a positive inverse weight, a
+   * non-negative error cost), and positive doubles order as their raw bits do as {@code long}s,
+   * so this is exactly {@code score(candidate) < score(best)}. The one branch left, a draw equal
+   * to the best so far, is rarely taken unless one endpoint holds most of the weight.
+   */
   int choose() {
-    int n = loads.length;
+    int n = aliasTable.length;
+    if (n <= choiceCount) {
+      return scanAll(n);
+    }
+    if (latency) {
+      return chooseWithLatency();
+    }
+    Random rnd = random == null ? ThreadLocalRandom.current() : random;
+    int best = AliasTable.sample(aliasTable, rnd.nextLong());
+    long bestBits = scoreBits(best);
+    for (int k = 1; k < choiceCount; k++) {
+      int candidate = AliasTable.sample(aliasTable, rnd.nextLong());
+      for (int redraw = 0; candidate == best && redraw < MAX_REDRAWS; redraw++) {
+        candidate = AliasTable.sample(aliasTable, rnd.nextLong());
+      }
+      if (candidate != best) {
+        long bits = scoreBits(candidate);
+        long less = (bits - bestBits) >> 63; // all ones when strictly lower: ties keep the first
+        best = (candidate & (int) less) | (best & ~(int) less);
+        bestBits = (bits & less) | (bestBits & ~less);
+      }
+    }
+    return best;
+  }
+
+  /** {@link #choose} with the latency term, which compares candidates pairwise. */
+  private int chooseWithLatency() {
+    Random rnd = random == null ? ThreadLocalRandom.current() : random;
+    int best = AliasTable.sample(aliasTable, rnd.nextLong());
+    for (int k = 1; k < choiceCount; k++) {
+      int candidate = AliasTable.sample(aliasTable, rnd.nextLong());
+      for (int redraw = 0; candidate == best && redraw < MAX_REDRAWS; redraw++) {
+        candidate = AliasTable.sample(aliasTable, rnd.nextLong());
+      }
+      if (candidate != best && lessLoaded(candidate, best)) {
+        best = candidate;
+      }
+    }
+    return best;
+  }
+
+  /** The raw bits of {@link #rankScore}{@code (i)}: a positive double, so they order as it does. */
+  private long scoreBits(int i) {
+    EndpointLoad load = loads[i];
+    return Double.doubleToRawLongBits(
+        (load.outstanding() + 1) * load.penalty() * inverseWeights[i] + load.errorCost());
+  }
+
+  /** Every endpoint is a candidate ({@code n <= choiceCount}), scanned from a random start. */
+  private int scanAll(int n) {
     if (n == 1) {
       return 0;
     }
-    if (n <= choiceCount) {
-      int start = (int) (((nextLong() >>> 32) * n) >>> 32);
-      int best = start;
-      for (int k = 1; k < n; k++) {
-        int candidate = start + k < n ? start + k : start + k - n;
-        if (lessLoaded(candidate, best)) {
-          best = candidate;
-        }
-      }
-      return best;
-    }
-    int best = AliasTable.sample(aliasTable, nextLong());
-    for (int k = 1; k < choiceCount; k++) {
-      int candidate = AliasTable.sample(aliasTable, nextLong());
-      for (int redraw = 0; candidate == best && redraw < MAX_REDRAWS; redraw++) {
-        candidate = AliasTable.sample(aliasTable, nextLong());
-      }
-      if (candidate != best && lessLoaded(candidate, best)) {
+    int start = (int) (((nextLong() >>> 32) * n) >>> 32);
+    int best = start;
+    for (int k = 1; k < n; k++) {
+      int candidate = start + k < n ? start + k : start + k - n;
+      if (lessLoaded(candidate, best)) {
         best = candidate;
       }
     }

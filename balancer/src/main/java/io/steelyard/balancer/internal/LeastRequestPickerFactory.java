@@ -9,7 +9,6 @@ import io.grpc.LoadBalancer.SubchannelPicker;
 import io.steelyard.balancer.spi.LoadAwarePickerFactory;
 import io.steelyard.balancer.spi.TracerDecorator;
 import io.steelyard.balancer.spi.WeightedPolicyConfig;
-import java.util.Collections;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Random;
@@ -22,8 +21,17 @@ import javax.annotation.Nullable;
  * count and average. An endpoint that leaves the READY set loses its load; if it comes back it
  * starts fresh (calls still in flight on the old one finish against the old object, harmlessly).
  *
- * <p>One per balancer. Threading: {@link #newPicker} and {@link #load} run in the balancer's
- * SynchronizationContext; the loads themselves are thread-safe.
+ * <p><b>Cost of a build.</b> The loads are kept from build to build in one map, changed only
+ * where an endpoint arrives or leaves. A build walks the previous build's keys beside the new
+ * ones: where the same key (the balancer's child key, the same object from update to update)
+ * stands at the same place, or one place further on (an endpoint left), its load is taken with
+ * no hashing; only the others are looked up. When another endpoint goes READY, every key but one
+ * is found by that walk. Each load also keeps its traced {@code PickResult} while its child's
+ * result stays equal ({@link EndpointLoad#traced}), so a build copies no result per endpoint.
+ *
+ * <p>One per balancer. Threading: {@link #newPicker}, {@link #load} and {@link
+ * #reportUtilization} run in the balancer's SynchronizationContext (out-of-band ORCA listeners run
+ * there too); the loads themselves are thread-safe.
  *
  * <p>Made by {@link WeightedBalancers#leastRequestPickers}; {@code balancer-orca} gets one with a
  * per-call ORCA decorator and sends out-of-band reports to {@link #reportUtilization}.
@@ -34,12 +42,16 @@ final class LeastRequestPickerFactory implements LoadAwarePickerFactory {
   @Nullable private final Random random;
   private final TracerDecorator decorator;
 
-  /**
-   * The current READY endpoints' loads. Each picker build makes a new map and publishes it here
-   * without a copy: it is never changed after this write, so readers on other threads (out-of-band
-   * load reports) see it whole.
-   */
-  private volatile Map<Object, EndpointLoad> loads = Map.of();
+  /** The READY endpoints' loads, by child key. */
+  private final Map<Object, EndpointLoad> loads = new HashMap<>();
+
+  /** The last build's keys, every group's one after another, and their loads (parallel). */
+  private Object[] lastKeys = new Object[0];
+
+  private EndpointLoad[] lastLoads = new EndpointLoad[0];
+
+  /** Counts builds; each marks the loads it covers, so that the others can be dropped. */
+  private int build;
 
   /** The production factory: system ticker, {@link java.util.concurrent.ThreadLocalRandom}. */
   LeastRequestPickerFactory() {
@@ -88,25 +100,50 @@ final class LeastRequestPickerFactory implements LoadAwarePickerFactory {
       SubchannelPicker[][] childPickers,
       int[][] weights,
       WeightedPolicyConfig config) {
-    Map<Object, EndpointLoad> previous = loads;
-    Map<Object, EndpointLoad> next = new HashMap<>();
+    int endpoints = 0;
+    for (Object[] group : endpointKeys) {
+      endpoints += group.length;
+    }
+    int mark = ++build;
+    Object[] keys = new Object[endpoints];
+    EndpointLoad[] found = new EndpointLoad[endpoints];
+    int covered = 0; // distinct endpoints in this build
+    int at = 0; // in this build's keys
+    int last = 0; // in the last build's keys, where the walk expects the next key
     SubchannelPicker[] pickers = new SubchannelPicker[endpointKeys.length];
     for (int g = 0; g < pickers.length; g++) {
       EndpointLoad[] pickerLoads = new EndpointLoad[endpointKeys[g].length];
       for (int i = 0; i < pickerLoads.length; i++) {
-        pickerLoads[i] = next.computeIfAbsent(endpointKeys[g][i], key -> {
-          EndpointLoad load = previous.get(key);
+        Object key = endpointKeys[g][i];
+        EndpointLoad load;
+        if (last < lastKeys.length && lastKeys[last] == key) {
+          load = lastLoads[last++];
+        } else if (last + 1 < lastKeys.length && lastKeys[last + 1] == key) {
+          load = lastLoads[last + 1];
+          last += 2;
+        } else {
+          load = loads.get(key);
           if (load == null) {
-            return new EndpointLoad(ticker, config, decorator);
+            load = new EndpointLoad(ticker, config, decorator);
+            loads.put(key, load);
           }
+        }
+        if (load.mark(mark)) {
+          covered++;
           load.configure(config);
-          return load;
-        });
+        }
+        keys[at] = key;
+        found[at++] = load;
+        pickerLoads[i] = load;
       }
       pickers[g] = new LeastRequestPicker(
           childPickers[g], weights[g], pickerLoads, config.choiceCount(), config.latency(), random);
     }
-    loads = Collections.unmodifiableMap(next);
+    if (loads.size() > covered) {
+      loads.values().removeIf(load -> !load.marked(mark));
+    }
+    lastKeys = keys;
+    lastLoads = found;
     return pickers;
   }
 

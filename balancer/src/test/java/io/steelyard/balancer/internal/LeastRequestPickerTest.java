@@ -332,6 +332,70 @@ class LeastRequestPickerTest {
     assertThat(a).isNotEqualTo(otherChoice).isNotEqualTo(otherLatency).isNotEqualTo(otherLoads);
   }
 
+  /**
+   * The pick computes each score once and selects without branches; this holds it to the rule
+   * as written (draw by weight, redraw a repeat of the best up to {@value
+   * LeastRequestPicker#MAX_REDRAWS} times, keep the strictly lower score) on the same random
+   * numbers, over loads with calls outstanding, utilization penalties and error costs, for
+   * uniform and skewed weights, one endpoint holding most of the weight among them.
+   */
+  @Test
+  void everyPickIsTheOneTheRuleAsWrittenMakes() {
+    Random setup = new Random(7);
+    for (int round = 0; round < 40; round++) {
+      int n = 4 + setup.nextInt(60);
+      int[] weights = new int[n];
+      EndpointLoad[] loads = loads(n);
+      for (int i = 0; i < n; i++) {
+        weights[i] = round % 2 == 0 ? 1 + setup.nextInt(10) : 1 + setup.nextInt(1_000_000);
+        busy(loads[i], setup.nextInt(4));
+        if (setup.nextInt(4) == 0) {
+          loads[i].reportUtilization(setup.nextDouble());
+        }
+        if (setup.nextInt(4) == 0) {
+          long start = ticker.read();
+          loads[i].callStarted();
+          ticker.advance(Duration.ofMillis(1 + setup.nextInt(2000)));
+          loads[i].callEnded(start, Status.Code.UNAVAILABLE);
+        }
+      }
+      if (round % 5 == 0) {
+        weights[0] = 100 * n * 10; // one endpoint holds most of the weight: many redraws
+      }
+      int choices = 2 + round % 3;
+      long seed = setup.nextLong();
+      LeastRequestPicker picker = picker(weights, loads, choices, new Random(seed));
+      Random reference = new Random(seed);
+      long[] table = AliasTable.of(weights);
+      for (int pick = 0; pick < 2_000; pick++) {
+        assertThat(picker.choose())
+            .as("round %s, pick %s", round, pick)
+            .isEqualTo(chooseAsWritten(table, weights, loads, choices, reference));
+      }
+    }
+  }
+
+  /** The rule of {@link LeastRequestPicker}'s class comment, without the latency term. */
+  private static int chooseAsWritten(
+      long[] table, int[] weights, EndpointLoad[] loads, int choices, Random random) {
+    int best = AliasTable.sample(table, random.nextLong());
+    for (int k = 1; k < choices; k++) {
+      int candidate = AliasTable.sample(table, random.nextLong());
+      for (int redraw = 0; candidate == best && redraw < LeastRequestPicker.MAX_REDRAWS; redraw++) {
+        candidate = AliasTable.sample(table, random.nextLong());
+      }
+      if (candidate != best && score(loads[candidate], weights[candidate])
+          < score(loads[best], weights[best])) {
+        best = candidate;
+      }
+    }
+    return best;
+  }
+
+  private static double score(EndpointLoad load, int weight) {
+    return (load.outstanding() + 1) * load.penalty() * (1.0 / weight) + load.errorCost();
+  }
+
   private void sample(EndpointLoad load, Duration latency) {
     long start = ticker.read();
     load.callStarted();
