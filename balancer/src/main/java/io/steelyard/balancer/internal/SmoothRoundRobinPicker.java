@@ -151,17 +151,22 @@ final class SmoothRoundRobinPicker extends WeightedPicker {
     int g = 0;
     long total = 0;
     for (int w : weights) {
-      g = IntMath.gcd(g, w);
+      // Once the gcd is 1 it stays 1: skip the gcd (a loop of its own) for every later weight.
+      g = g == 1 ? 1 : IntMath.gcd(g, w);
       total += w;
     }
-    int[] reduced = new int[weights.length];
     long reducedTotal = total / g;
     if (reducedTotal <= MAX_PERIOD) {
+      if (g == 1) {
+        return weights.clone();
+      }
+      int[] reduced = new int[weights.length];
       for (int i = 0; i < weights.length; i++) {
         reduced[i] = weights[i] / g;
       }
       return reduced;
     }
+    int[] reduced = new int[weights.length];
     // Cumulative rounding: sum(reduced) == MAX_PERIOD before the at-least-one adjustment, and
     // each entry is within 1 of its exact share of MAX_PERIOD.
     long cumulative = 0;
@@ -180,6 +185,13 @@ final class SmoothRoundRobinPicker extends WeightedPicker {
    * buckets by {@code floor(T * time)}, then an insertion sort inside each bucket by the exact
    * rational time. Buckets are almost always tiny (an endpoint has at most one slot per bucket),
    * and equal weights fill one bucket already in order, so the build is O(T + n) in practice.
+   *
+   * <p>Two passes step through every endpoint's slots: the first counts each bucket, the second
+   * writes each slot's endpoint at its bucket's next place, in the array that becomes the
+   * schedule. Nothing else is stored per slot: in the rare bucket holding several slots, a slot's
+   * ordinal {@code j} is worked out again from its bucket ({@link #ordinal}), and not at all
+   * beside a slot of equal weight (equal weights in one bucket are the same time). One array of
+   * {@code T + 1} counts and the schedule itself, instead of five arrays of {@code T}.
    */
   static int[] buildSchedule(int[] weights) {
     int n = weights.length;
@@ -187,64 +199,102 @@ final class SmoothRoundRobinPicker extends WeightedPicker {
     for (int w : weights) {
       period += w;
     }
-    // Slot (i, j) goes to bucket floor((2j + 1) * period / (2 w)). Successive j add
-    // period / w to the quotient, so it is stepped with two divisions per endpoint instead of
-    // one per slot (a 64-bit division per slot dominated the build).
-    int[] slotBucket = new int[period];
-    int[] bucketStart = new int[period + 1];
-    int p0 = 0;
+    // ends[b + 1] counts bucket b; prefix sums make ends[b] the start of bucket b, and the
+    // scatter below moves each to the end of its bucket.
+    int[] ends = new int[period + 1];
     for (int i = 0; i < n; i++) {
-      long twiceW = 2L * weights[i];
-      long stepQuotient = (2L * period) / twiceW;
-      long stepRemainder = (2L * period) % twiceW;
-      long quotient = period / twiceW;
-      long remainder = period % twiceW;
+      SlotBuckets slots = new SlotBuckets(period, weights[i]);
       for (int j = 0; j < weights[i]; j++) {
-        slotBucket[p0++] = (int) quotient;
-        bucketStart[(int) quotient + 1]++;
-        quotient += stepQuotient;
-        remainder += stepRemainder;
-        if (remainder >= twiceW) {
-          remainder -= twiceW;
-          quotient++;
-        }
+        ends[slots.next() + 1]++;
       }
     }
     for (int b = 0; b < period; b++) {
-      bucketStart[b + 1] += bucketStart[b];
+      ends[b + 1] += ends[b];
     }
-    int[] fill = bucketStart.clone();
-    int[] slotEndpoint = new int[period];
-    int[] slotOrdinal = new int[period];
-    p0 = 0;
+    int[] schedule = new int[period];
     for (int i = 0; i < n; i++) {
+      SlotBuckets slots = new SlotBuckets(period, weights[i]);
       for (int j = 0; j < weights[i]; j++) {
-        int p = fill[slotBucket[p0++]]++;
-        slotEndpoint[p] = i;
-        slotOrdinal[p] = j;
+        schedule[ends[slots.next()]++] = i;
       }
     }
+    // Bucket b now spans [ends[b - 1], ends[b]), with ends[-1] = 0; within it, endpoints are in
+    // index order, which is the order of equal times.
+    int from = 0;
     for (int b = 0; b < period; b++) {
-      int from = bucketStart[b];
-      int to = bucketStart[b + 1];
+      int to = ends[b];
       for (int p = from + 1; p < to; p++) {
-        int e = slotEndpoint[p];
-        int o = slotOrdinal[p];
+        int e = schedule[p];
+        int we = weights[e];
+        long o = -1; // e's ordinal, worked out at the first comparison that needs it
         int q = p - 1;
-        while (q >= from && later(slotEndpoint[q], slotOrdinal[q], e, o, weights)) {
-          slotEndpoint[q + 1] = slotEndpoint[q];
-          slotOrdinal[q + 1] = slotOrdinal[q];
+        while (q >= from) {
+          int f = schedule[q];
+          int wf = weights[f];
+          if (wf == we) {
+            break; // equal weights in one bucket: the same slot time, and f < e already
+          }
+          if (o < 0) {
+            o = ordinal(b, we, period);
+          }
+          if (!later(f, ordinal(b, wf, period), e, o, weights)) {
+            break;
+          }
+          schedule[q + 1] = f;
           q--;
         }
-        slotEndpoint[q + 1] = e;
-        slotOrdinal[q + 1] = o;
+        schedule[q + 1] = e;
       }
+      from = to;
     }
-    return slotEndpoint;
+    return schedule;
+  }
+
+  /**
+   * The buckets {@code floor((2j + 1) * period / (2 w))} of one endpoint's slots {@code j = 0, 1,
+   * ...}, stepped with two divisions per endpoint instead of one per slot (a 64-bit division per
+   * slot dominated the build): successive {@code j} add {@code period / w} to the quotient.
+   */
+  private static final class SlotBuckets {
+    private final long twiceW;
+    private final long stepQuotient;
+    private final long stepRemainder;
+    private long quotient;
+    private long remainder;
+
+    SlotBuckets(int period, int w) {
+      this.twiceW = 2L * w;
+      this.stepQuotient = (2L * period) / twiceW;
+      this.stepRemainder = (2L * period) % twiceW;
+      this.quotient = period / twiceW;
+      this.remainder = period % twiceW;
+    }
+
+    /** The next slot's bucket. */
+    int next() {
+      int bucket = (int) quotient;
+      quotient += stepQuotient;
+      remainder += stepRemainder;
+      if (remainder >= twiceW) {
+        remainder -= twiceW;
+        quotient++;
+      }
+      return bucket;
+    }
+  }
+
+  /**
+   * The ordinal {@code j} of the slot of an endpoint of weight {@code w} in bucket {@code b}: the
+   * least {@code j} with {@code (2j + 1) * period >= 2 w b}. Slots of one endpoint are {@code
+   * period / w >= 1} buckets apart, so that slot is the only one of the endpoint in {@code b}.
+   */
+  private static long ordinal(int b, int w, int period) {
+    long excess = 2L * w * b - period; // (2j + 1) * period >= 2wb  <=>  2j * period >= excess
+    return excess <= 0 ? 0 : (excess + 2L * period - 1) / (2L * period);
   }
 
   /** Whether slot (a, ja) comes strictly after slot (b, jb): later ideal time, then higher index. */
-  private static boolean later(int a, int ja, int b, int jb, int[] weights) {
+  private static boolean later(int a, long ja, int b, long jb, int[] weights) {
     // (2ja + 1) / (2 w[a]) > (2jb + 1) / (2 w[b])  <=>  (2ja + 1) * w[b] > (2jb + 1) * w[a]
     long lhs = (2L * ja + 1) * weights[b];
     long rhs = (2L * jb + 1) * weights[a];

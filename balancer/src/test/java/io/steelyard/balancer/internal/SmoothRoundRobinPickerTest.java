@@ -53,6 +53,51 @@ class SmoothRoundRobinPickerTest {
     }
   }
 
+  /**
+   * The schedule is every slot {@code (i, j)} ordered by its ideal time {@code (j + 1/2) / w[i]},
+   * ties by endpoint: here computed the obvious way, by sorting all slots with that comparator,
+   * for weights with many equal times (small integers), few (large ones), and equal weights.
+   */
+  @Test
+  void theScheduleIsEverySlotSortedByItsIdealTime() {
+    Random random = new Random(13);
+    for (int vector = 0; vector < 200; vector++) {
+      int max = vector % 4 == 0 ? 1 : vector % 4 == 1 ? 10 : vector % 4 == 2 ? 1_000 : 60_000;
+      int n = 1 + random.nextInt(vector % 5 == 0 ? 2_000 : 60);
+      int[] weights = randomWeights(random, n, max);
+      long period = Arrays.stream(weights).asLongStream().sum();
+      if (period > 20_000) {
+        continue;
+      }
+
+      assertThat(SmoothRoundRobinPicker.buildSchedule(weights))
+          .as("weights %s", weights.length <= 20 ? Arrays.toString(weights) : n + " endpoints")
+          .containsExactly(sortedSlots(weights));
+    }
+  }
+
+  private static int[] sortedSlots(int[] weights) {
+    int period = Arrays.stream(weights).sum();
+    long[][] slots = new long[period][]; // {endpoint, ordinal}
+    int p = 0;
+    for (int i = 0; i < weights.length; i++) {
+      for (int j = 0; j < weights[i]; j++) {
+        slots[p++] = new long[] {i, j};
+      }
+    }
+    // (2a + 1) / (2 w[x]) against (2b + 1) / (2 w[y]), cross-multiplied: exact.
+    Arrays.sort(slots, (x, y) -> {
+      int byTime = Long.compare(
+          (2 * x[1] + 1) * weights[(int) y[0]], (2 * y[1] + 1) * weights[(int) x[0]]);
+      return byTime != 0 ? byTime : Long.compare(x[0], y[0]);
+    });
+    int[] schedule = new int[period];
+    for (int k = 0; k < period; k++) {
+      schedule[k] = (int) slots[k][0];
+    }
+    return schedule;
+  }
+
   /** |c_i(k) - k * s_i| <= 1/2 + (n - 2) * s_i / 2 for every prefix k, as documented. */
   @Test
   void everyPrefixStaysWithinTheDocumentedLag() {
