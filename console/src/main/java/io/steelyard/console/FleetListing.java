@@ -184,9 +184,9 @@ final class FleetListing {
           rates.add(metrics.rates(s.name(), url));
         }
         Metrics.Rates combined = Metrics.combine(rates);
-        Json.number(j, "callsPerSecond", combined.callsPerSecond());
-        Json.number(j, "p99Seconds", combined.p99Seconds());
-        Json.number(j, "errorRate", combined.errorRate());
+        JsonNumbers.number(j, "callsPerSecond", combined.callsPerSecond());
+        JsonNumbers.number(j, "p99Seconds", combined.p99Seconds());
+        JsonNumbers.number(j, "errorRate", combined.errorRate());
         array.add(j);
       }
     }
