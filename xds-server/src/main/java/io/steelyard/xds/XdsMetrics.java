@@ -11,7 +11,8 @@ import java.util.function.Supplier;
  *
  * <ul>
  *   <li>{@code steelyard.xds.clients}: ADS streams open now;
- *   <li>{@code steelyard.xds.pushes}{type}: responses sent, by resource type (LDS, CDS, EDS, RDS);
+ *   <li>{@code steelyard.xds.pushes}{type}: responses sent, by resource type (LDS, CDS, EDS; RDS only
+ *       to a client that asks for routes, which are inline in each Listener);
  *   <li>{@code steelyard.xds.nacks}{type}: responses clients rejected;
  *   <li>{@code steelyard.xds.revision}: the newest etcd revision the served resources reflect;
  *   <li>{@code steelyard.xds.staleness.seconds}: how long the served view has gone without etcd
