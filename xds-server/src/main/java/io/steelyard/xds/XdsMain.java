@@ -46,7 +46,8 @@ public final class XdsMain implements Callable<Integer> {
       description = "xDS port, 0 for any free port (default: ${DEFAULT-VALUE}).")
   int port = XdsServer.DEFAULT_PORT;
 
-  @Option(names = "--tls-cert", paramLabel = "FILE", description = "Serve xDS over TLS with this certificate chain (needs --tls-key).")
+  @Option(names = "--tls-cert", paramLabel = "FILE",
+      description = "Serve xDS over TLS with this certificate chain (needs --tls-key); read again when it changes.")
   @Nullable Path tlsCert;
 
   @Option(names = "--tls-key", paramLabel = "FILE", description = "Private key for --tls-cert.")

@@ -13,7 +13,6 @@ import io.envoyproxy.envoy.config.core.v3.Node;
 import io.grpc.InsecureServerCredentials;
 import io.grpc.Server;
 import io.grpc.ServerCredentials;
-import io.grpc.TlsServerCredentials;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.netty.GrpcSslContexts;
 import io.grpc.netty.NettyServerBuilder;
@@ -61,9 +60,10 @@ import org.slf4j.LoggerFactory;
  * keeps being served; the health service says SERVING once the first view is in.
  *
  * <p>Trust: plaintext is served on loopback only unless {@link Builder#insecureListen()}; {@link
- * Builder#clientCa} asks every client for a certificate signed by that CA (files reloaded as
- * they change), {@link Builder#authorize} grants services to client identities, and {@link
- * Builder#tlsListen} serves mutual TLS on a second address beside a plaintext loopback one.
+ * Builder#tls} serves TLS and {@link Builder#clientCa} asks every client for a certificate signed
+ * by that CA (files reloaded as they change), {@link Builder#authorize} grants services to client
+ * identities, and {@link Builder#tlsListen} serves mutual TLS on a second address beside a
+ * plaintext loopback one.
  * Streams per peer, streams in total and names per stream are bounded. See docs/security.md.
  *
  * <p>Ownership: the server opens and closes its own etcd clients; {@link #close()} stops
@@ -166,27 +166,21 @@ public final class XdsServer implements AutoCloseable {
     }
   }
 
-  /** TLS with the server's certificate; with a client CA, mutual TLS from reloaded files. */
+  /**
+   * TLS with the server's certificate, and with a client CA mutual TLS, both from files read
+   * again as they change (registry-core's {@link TlsFiles}, as for etcd).
+   */
   private ServerCredentials tlsCredentials() {
-    Path certChain = requireNonNull(config.certChain);
-    Path key = requireNonNull(config.privateKey);
-    if (config.clientCa == null) {
-      try {
-        return TlsServerCredentials.create(certChain.toFile(), key.toFile());
-      } catch (IOException e) {
-        throw new IllegalArgumentException("tls: cannot read " + certChain + " or " + key + ": " + e.getMessage(), e);
-      }
-    }
-    TlsFiles files = TlsFiles.of(config.clientCa, certChain, key);
+    TlsFiles files = TlsFiles.of(config.clientCa, requireNonNull(config.certChain), requireNonNull(config.privateKey));
     files.require();
+    SslContextBuilder tls = GrpcSslContexts.configure(SslContextBuilder.forServer(files.keyManager()));
+    if (config.clientCa != null) {
+      tls.trustManager(files.trustManager()).clientAuth(ClientAuth.REQUIRE);
+    }
     try {
-      return refusals.credentials(
-          GrpcSslContexts.configure(SslContextBuilder.forServer(files.keyManager()))
-              .trustManager(files.trustManager())
-              .clientAuth(ClientAuth.REQUIRE)
-              .build());
+      return refusals.credentials(tls.build());
     } catch (IOException e) {
-      throw new IllegalArgumentException("tls: cannot serve mutual TLS from " + files + ": " + e.getMessage(), e);
+      throw new IllegalArgumentException("tls: cannot serve TLS from " + files + ": " + e.getMessage(), e);
     }
   }
 
@@ -342,7 +336,10 @@ public final class XdsServer implements AutoCloseable {
       return this;
     }
 
-    /** Serve TLS with this certificate chain and private key (PEM files). */
+    /**
+     * Serve TLS with this certificate chain and private key (PEM files), read again when they
+     * change, for every new connection.
+     */
     public Builder tls(Path certChain, Path privateKey) {
       once("tls");
       this.certChain = requireNonNull(certChain, "certChain");

@@ -38,6 +38,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BiFunction;
 import javax.net.ssl.KeyManager;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLSocket;
@@ -263,31 +264,48 @@ class XdsTrustIT {
 
   @Test
   void aReplacedServerCertificateServesNewClientsWhileAnOpenStreamKeepsItsUpdates() throws Exception {
-    Path cert = dir.resolve("rotating.pem");
-    Path key = dir.resolve("rotating-key.pem");
+    rotation("rotate", (cert, key) -> mutualTls(cert, key), withCertificate(certs.clientCert(), certs.clientKey()));
+  }
+
+  @Test
+  void serverOnlyTlsReloadsAReplacedCertificateAsMutualTlsDoes() throws Exception {
+    rotation("rotate-server-only",
+        (cert, key) -> XdsServer.builder(EtcdConnection.of(etcd.endpoints())).port(0).tls(cert, key),
+        withoutCertificate());
+  }
+
+  /**
+   * The server certificate of the control plane {@code server} builds is replaced on disk: a new
+   * client sees the new chain, and a stream opened before keeps its updates.
+   */
+  private static void rotation(String service, BiFunction<Path, Path, XdsServer.Builder> server,
+      ChannelCredentials credentials) throws Exception {
+    // The files are read through one process-wide view per set of paths: each test its own.
+    Path cert = dir.resolve(service + ".pem");
+    Path key = dir.resolve(service + "-key.pem");
     Files.copy(certs.serverCert(), cert, StandardCopyOption.REPLACE_EXISTING);
     Files.copy(certs.serverKey(), key, StandardCopyOption.REPLACE_EXISTING);
-    register("rotate", "10.40.1.1:50051", 1);
-    try (XdsServer xds = mutualTls(cert, key).build().start();
-        AdsProbe open = new AdsProbe(channel(xds.port(), withCertificate(certs.clientCert(), certs.clientKey())), "open")) {
-      open.subscribe(AdsProbe.CDS, List.of("rotate"));
-      open.ack(open.next(WAIT), List.of("rotate"));
-      open.subscribe(AdsProbe.EDS, List.of("rotate"));
-      open.ack(open.next(WAIT), List.of("rotate"));
+    register(service, "10.40.1.1:50051", 1);
+    try (XdsServer xds = server.apply(cert, key).build().start();
+        AdsProbe open = new AdsProbe(channel(xds.port(), credentials), "open")) {
+      open.subscribe(AdsProbe.CDS, List.of(service));
+      open.ack(open.next(WAIT), List.of(service));
+      open.subscribe(AdsProbe.EDS, List.of(service));
+      open.ack(open.next(WAIT), List.of(service));
       assertThat(servedSerial(xds.port())).isEqualTo(serial(certs.serverCert()));
 
-      Path next = dir.resolve("next.pem");
-      Path nextKey = dir.resolve("next-key.pem");
+      Path next = dir.resolve(service + "-next.pem");
+      Path nextKey = dir.resolve(service + "-next-key.pem");
       certs.issueServerCertificate(next, nextKey);
       Files.copy(nextKey, key, StandardCopyOption.REPLACE_EXISTING);
       Files.copy(next, cert, StandardCopyOption.REPLACE_EXISTING);
 
       await().atMost(WAIT).until(() -> servedSerial(xds.port()).equals(serial(next)));
-      try (AdsProbe fresh = new AdsProbe(channel(xds.port(), withCertificate(certs.clientCert(), certs.clientKey())), "fresh")) {
-        fresh.subscribe(AdsProbe.CDS, List.of("rotate"));
-        assertThat(clusters(fresh.next(WAIT))).containsExactly("rotate");
+      try (AdsProbe fresh = new AdsProbe(channel(xds.port(), credentials), "fresh")) {
+        fresh.subscribe(AdsProbe.CDS, List.of(service));
+        assertThat(clusters(fresh.next(WAIT))).containsExactly(service);
       }
-      register("rotate", "10.40.1.2:50051", 1);
+      register(service, "10.40.1.2:50051", 1);
       assertThat(open.next(WAIT).getTypeUrl()).as("the open stream's update").isEqualTo(AdsProbe.EDS);
     }
   }
