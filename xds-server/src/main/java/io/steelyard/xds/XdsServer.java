@@ -87,6 +87,7 @@ public final class XdsServer implements AutoCloseable {
   private final V3DiscoveryServer discovery;
   private final StreamLimits limits;
   private final HandshakeRefusals refusals;
+  private final ClientIdentity identities;
   private final Object lock = new Object();
   @Nullable private Server server; // guarded by lock
   @Nullable private Server tlsServer; // guarded by lock; with tlsListen only
@@ -112,6 +113,7 @@ public final class XdsServer implements AutoCloseable {
     this.discovery = new V3DiscoveryServer(callbacks, watcher);
     this.limits = new StreamLimits(config.maxStreamsPerPeer, config.maxStreams, config.maxNamesPerStream, metrics);
     this.refusals = new HandshakeRefusals(metrics);
+    this.identities = new ClientIdentity(config.grants != null, metrics);
     this.served =
         new ServedServices(config.connection, config.layout, config.services, publisher, executor);
   }
@@ -150,7 +152,7 @@ public final class XdsServer implements AutoCloseable {
         NettyServerBuilder.forAddress(new InetSocketAddress(host, port), credentials)
             .addService(discovery.getAggregatedDiscoveryServiceImpl())
             .addService(health.getHealthService())
-            .intercept(new ClientIdentity())
+            .intercept(identities)
             .intercept(limits)
             // xDS streams live as long as their clients: let them send keepalives.
             .permitKeepAliveTime(10, TimeUnit.SECONDS)

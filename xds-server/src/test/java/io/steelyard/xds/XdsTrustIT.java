@@ -323,6 +323,33 @@ class XdsTrustIT {
     }
   }
 
+  /**
+   * A certificate from the CA that names no URI SAN, DNS SAN or CN has no identity any grant
+   * could name: under {@code --authorize} its streams are refused, and it reads nothing.
+   */
+  @Test
+  void aCertificateWithoutANameIsRefusedUnderGrants() throws Exception {
+    Path grants = Files.writeString(dir.resolve("grants-all.json"), "{\"grants\": [{\"identity\": \"*\", \"services\": [\"*\"]}]}");
+    Path nameless = dir.resolve("nameless.pem");
+    Path namelessKey = dir.resolve("nameless-key.pem");
+    certs.issueClientCertificate(nameless, namelessKey, null, null, null);
+    try (XdsServer xds = mutualTls(certs.serverCert(), certs.serverKey()).authorize(grants).build().start();
+        AdsProbe anonymous = new AdsProbe(channel(xds.port(), withCertificate(nameless, namelessKey)), "nameless");
+        AdsProbe named = new AdsProbe(
+            channel(xds.port(), withCertificate(dir.resolve("greeter.pem"), dir.resolve("greeter-key.pem"))), "named")) {
+      anonymous.subscribe(AdsProbe.CDS, List.of("greeter"));
+      await().atMost(WAIT).until(() -> anonymous.error() != null);
+      Status status = Status.fromThrowable(anonymous.error());
+      assertThat(status.getCode()).isEqualTo(Status.Code.PERMISSION_DENIED);
+      assertThat(status.getDescription()).contains("names no URI SAN, DNS SAN or subject CN");
+      assertThat(anonymous.poll(Duration.ZERO)).isNull();
+      assertThat(xds.metrics().refusals("identity")).isEqualTo(1);
+
+      named.subscribe(AdsProbe.CDS, List.of("greeter"));
+      assertThat(clusters(named.next(WAIT))).containsExactly("greeter");
+    }
+  }
+
   @Test
   void streamsOverTheBoundAreRefusedWhileTheFirstKeepReceivingUpdates() throws Exception {
     register("limits", "10.40.2.1:50051", 1);
