@@ -84,6 +84,11 @@ public final class XdsMain implements Callable<Integer> {
       description = "Resource names one stream subscribes to, per type (default: ${DEFAULT-VALUE}).")
   int maxNamesPerStream = StreamLimits.DEFAULT_NAMES_PER_STREAM;
 
+  @Option(names = "--max-zones", paramLabel = "N", defaultValue = "" + Subscribers.DEFAULT_MAX_ZONES,
+      description = {"Zones served at once, each its own assignments; a client naming another one",
+          "gets the zone-blind assignment (default: ${DEFAULT-VALUE})."})
+  int maxZones = Subscribers.DEFAULT_MAX_ZONES;
+
   @Option(names = "--metrics-port", paramLabel = "PORT", defaultValue = "-1",
       description = "Serve GET /metrics (Prometheus text) on this port; 0 any free port; off by default.")
   int metricsPort = -1;
@@ -160,7 +165,8 @@ public final class XdsMain implements Callable<Integer> {
     if (authorize != null) {
       builder.authorize(authorize);
     }
-    builder.maxStreamsPerPeer(maxStreamsPerPeer).maxStreams(maxStreams).maxNamesPerStream(maxNamesPerStream);
+    builder.maxStreamsPerPeer(maxStreamsPerPeer).maxStreams(maxStreams).maxNamesPerStream(maxNamesPerStream)
+        .maxZones(maxZones);
   }
 
   @Override

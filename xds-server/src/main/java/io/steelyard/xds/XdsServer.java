@@ -103,7 +103,8 @@ public final class XdsServer implements AutoCloseable {
     SimpleCache<String> cache = new SimpleCache<>(groups);
     health.setStatus("", ServingStatus.NOT_SERVING);
     this.publisher =
-        new XdsPublisher(cache, executor, config.clock, () -> health.setStatus("", ServingStatus.SERVING));
+        new XdsPublisher(cache, executor, config.clock, config.maxZones,
+            () -> health.setStatus("", ServingStatus.SERVING));
     this.metrics = new XdsMetrics(config.meterRegistry, publisher);
     XdsCallbacks callbacks = new XdsCallbacks(metrics, publisher.subscribers());
     ConfigWatcher watcher = new WatchGuard(cache, callbacks, groups);
@@ -295,6 +296,7 @@ public final class XdsServer implements AutoCloseable {
     private int maxStreamsPerPeer = StreamLimits.DEFAULT_STREAMS_PER_PEER;
     private int maxStreams = StreamLimits.DEFAULT_STREAMS;
     private int maxNamesPerStream = StreamLimits.DEFAULT_NAMES_PER_STREAM;
+    private int maxZones = Subscribers.DEFAULT_MAX_ZONES;
     private MeterRegistry meterRegistry = new SimpleMeterRegistry();
     private Clock clock = Clock.systemUTC();
     private final Set<String> set = new TreeSet<>();
@@ -412,6 +414,18 @@ public final class XdsServer implements AutoCloseable {
       once("maxNamesPerStream");
       checkArgument(names > 0, "maxNamesPerStream: %s (expected: at least 1)", names);
       this.maxNamesPerStream = names;
+      return this;
+    }
+
+    /**
+     * Bound of zones served at once, each a snapshot group; default 64. A client naming another
+     * zone while that many are served gets the zone-blind assignment. A zone whose last stream
+     * closed stops being served 30 s later.
+     */
+    public Builder maxZones(int zones) {
+      once("maxZones");
+      checkArgument(zones > 0, "maxZones: %s (expected: at least 1)", zones);
+      this.maxZones = zones;
       return this;
     }
 
