@@ -213,18 +213,25 @@ class XdsTrustIT {
    */
   private static GreeterGrpc.GreeterBlockingStub grpcJavaXdsClient(
       String scheme, int port, List<XdsNameResolverProvider> providers, List<ManagedChannel> channels) {
+    Map<String, Object> tls = Map.of("type", "tls", "config", Map.of("ca_certificate_file", certs.caCert().toString()));
+    return grpcJavaXdsClient(scheme, port, tls, "java-tls", providers, channels);
+  }
+
+  /** A grpc-java xDS client of {@code service} through the control plane on {@code port}. */
+  private static GreeterGrpc.GreeterBlockingStub grpcJavaXdsClient(String scheme, int port,
+      Map<String, Object> channelCreds, String service, List<XdsNameResolverProvider> providers,
+      List<ManagedChannel> channels) {
     Map<String, Object> bootstrap = Map.of(
         "xds_servers", List.of(Map.of(
             "server_uri", "127.0.0.1:" + port,
-            "channel_creds", List.of(Map.of("type", "tls",
-                "config", Map.of("ca_certificate_file", certs.caCert().toString()))),
+            "channel_creds", List.of(channelCreds),
             "server_features", List.of("xds_v3"))),
         "node", Map.of("id", scheme));
     XdsNameResolverProvider provider = XdsNameResolverProvider.createForTest(scheme, bootstrap);
     providers.add(provider);
     NameResolverRegistry.getDefaultRegistry().register(provider);
     ManagedChannel channel =
-        Grpc.newChannelBuilder(scheme + ":///java-tls", InsecureChannelCredentials.create()).build();
+        Grpc.newChannelBuilder(scheme + ":///" + service, InsecureChannelCredentials.create()).build();
     channels.add(channel);
     return GreeterGrpc.newBlockingStub(channel);
   }
@@ -310,16 +317,49 @@ class XdsTrustIT {
     }
   }
 
+  /**
+   * The recommended deployment: one control plane with a plaintext loopback listener, where
+   * grpc-java's own xDS client (which presents no client certificate) reads and calls, beside a
+   * mutual-TLS listener with grants, where a client with a certificate reads its services.
+   * (Python's C-core client over the TLS listener of such a process: {@code scripts/interop-xds}.)
+   */
   @Test
-  void aPlaintextLoopbackListenerServesBesideTheMutualTlsOne() throws Exception {
-    try (XdsServer xds = mutualTls(certs.serverCert(), certs.serverKey()).tlsListen("127.0.0.1", 0).build().start();
-        AdsProbe local = new AdsProbe(xds.port(), "local");
-        AdsProbe remote = new AdsProbe(channel(xds.tlsPort(), withCertificate(certs.clientCert(), certs.clientKey())), "remote")) {
+  void aPlaintextLoopbackListenerServesGrpcJavasXdsClientBesideTheMutualTlsOne() throws Exception {
+    Path grants = Files.writeString(dir.resolve("grants-beside.json"),
+        "{\"grants\": [{\"identity\": \"%s\", \"services\": [\"greeter\"]}]}".formatted(GREETER_ID));
+    List<XdsNameResolverProvider> providers = new ArrayList<>();
+    List<ManagedChannel> channels = new ArrayList<>();
+    try (XdsServer xds = mutualTls(certs.serverCert(), certs.serverKey()).tlsListen("127.0.0.1", 0)
+            .authorize(grants).build().start();
+        AdsProbe remote = new AdsProbe(
+            channel(xds.tlsPort(), withCertificate(dir.resolve("greeter.pem"), dir.resolve("greeter-key.pem"))), "remote");
+        AdsProbe plaintextOnTheTlsPort = new AdsProbe(xds.tlsPort(), "plaintext")) {
       assertThat(xds.tlsPort()).isNotEqualTo(xds.port());
-      local.subscribe(AdsProbe.CDS, List.of("greeter"));
-      remote.subscribe(AdsProbe.CDS, List.of("greeter"));
-      assertThat(clusters(local.next(WAIT))).containsExactly("greeter");
+      GreeterServer greeter = QuickGreeters.builder(etcd, "beside").build().start();
+      try {
+        GreeterGrpc.GreeterBlockingStub local = grpcJavaXdsClient(
+            "xds-loopback", xds.port(), Map.of("type", "insecure"), "beside", providers, channels);
+        await().atMost(WAIT).ignoreExceptionsInstanceOf(StatusRuntimeException.class)
+            .until(() -> greeter.address().equals(local.withDeadlineAfter(5, TimeUnit.SECONDS)
+                .sayHello(HelloRequest.newBuilder().setName("java").build()).getServerAddress()));
+        for (int i = 0; i < 200; i++) {
+          assertThat(local.withDeadlineAfter(5, TimeUnit.SECONDS)
+              .sayHello(HelloRequest.newBuilder().setName("java").build()).getServerAddress())
+              .isEqualTo(greeter.address());
+        }
+      } finally {
+        greeter.shutdownNow();
+      }
+      remote.subscribe(AdsProbe.CDS, List.of("greeter", "billing"));
       assertThat(clusters(remote.next(WAIT))).containsExactly("greeter");
+      plaintextOnTheTlsPort.subscribe(AdsProbe.CDS, List.of("greeter"));
+      await().atMost(WAIT).until(() -> plaintextOnTheTlsPort.error() != null);
+      assertThat(plaintextOnTheTlsPort.poll(Duration.ZERO)).isNull();
+    } finally {
+      for (ManagedChannel c : channels) {
+        c.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+      }
+      providers.forEach(NameResolverRegistry.getDefaultRegistry()::deregister);
     }
   }
 
