@@ -6,6 +6,7 @@
 #   testkit/target/testkit-*.jar + classpath.txt   EtcdLauncher, for scripts/demo
 #   cli/target/steelyard-cli.jar                   bin/steelyard (shaded)
 #   examples/spring-greeter/target/spring-greeter-*.jar   bin/spring-greeter (Spring Boot jar)
+#   examples/quarkus-greeter/target/quarkus-app/quarkus-run.jar   bin/quarkus-greeter (Quarkus)
 
 STEELYARD_VERSION="0.1.0-SNAPSHOT"
 
@@ -127,5 +128,32 @@ steelyard_build_spring_greeter_unlocked() {
     return 0
   fi
   echo "steelyard: build failed; run ./mvnw -B -pl examples/spring-greeter -am -DskipTests package to see why" >&2
+  return 1
+}
+
+steelyard_quarkus_greeter_jar() {
+  echo "$(steelyard_root)/examples/quarkus-greeter/target/quarkus-app/quarkus-run.jar"
+}
+
+# Builds the Quarkus greeter (target/quarkus-app) when stale. Output goes to stderr.
+steelyard_build_quarkus_greeter() {
+  steelyard_stale "$(steelyard_quarkus_greeter_jar)" || return 0
+  steelyard_locked steelyard_build_quarkus_greeter_unlocked
+}
+
+steelyard_build_quarkus_greeter_unlocked() {
+  local root jar offline=()
+  root="$(steelyard_root)"
+  jar="$(steelyard_quarkus_greeter_jar)"
+  steelyard_stale "$jar" || return 0
+  echo "steelyard: building examples/quarkus-greeter (./mvnw package, tests skipped)..." >&2
+  if [[ -d "${HOME}/.m2/repository/io/quarkus/quarkus-grpc" ]]; then offline=(-o); fi
+  if (cd "$root" && ./mvnw -B -q "${offline[@]}" -pl examples/quarkus-greeter -am -DskipTests package >&2); then
+    return 0
+  fi
+  if [[ ${#offline[@]} -gt 0 ]] && (cd "$root" && ./mvnw -B -q -pl examples/quarkus-greeter -am -DskipTests package >&2); then
+    return 0
+  fi
+  echo "steelyard: build failed; run ./mvnw -B -pl examples/quarkus-greeter -am -DskipTests package to see why" >&2
   return 1
 }

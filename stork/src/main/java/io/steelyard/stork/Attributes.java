@@ -31,6 +31,9 @@ final class Attributes {
   static final Set<String> ETCD =
       ImmutableSortedSet.of("endpoints", "prefix", "user", "cacert", "cert", "key");
 
+  /** What Stork's integrations may pass besides a provider's own attributes: Quarkus passes the type. */
+  private static final Set<String> STORK = Set.of("type");
+
   private final String where;
   private final Map<String, String> parameters;
 
@@ -54,7 +57,7 @@ final class Attributes {
    */
   void checkKnown(Set<String> known, Map<String, String> hints) {
     for (String name : new TreeSet<>(parameters.keySet())) {
-      if (!known.contains(name)) {
+      if (!known.contains(name) && !STORK.contains(name)) {
         String hint = hints.get(name);
         SortedSet<String> sorted = new TreeSet<>(known);
         throw bad(name + ": not an attribute of this provider (expected one of " + sorted + ")"
