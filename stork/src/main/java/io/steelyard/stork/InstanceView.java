@@ -1,6 +1,7 @@
 package io.steelyard.stork;
 
 import io.smallrye.stork.api.ServiceInstance;
+import io.steelyard.balancer.spi.SlowStartWeights;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
@@ -11,16 +12,14 @@ import javax.annotation.concurrent.Immutable;
  * One service as a {@link SteelyardServiceDiscovery} last saw it in etcd: the Stork instances
  * (drained ones included, sorted by address), with what the load balancer reads of each in
  * parallel arrays: the registered weight, the zone ({@code ""} for none) and when its slow-start
- * ramp began ({@link #NOT_RAMPING}: serving since before the first list, or drained).
+ * ramp began ({@link SlowStartWeights#NOT_RAMPING}: serving since before the first list, or
+ * drained).
  *
  * <p>{@link #indexOf} finds an instance by host and port, so an instance handed back by a client
  * that cached an older list (Quarkus's gRPC client does) is judged by what etcd says now.
  */
 @Immutable
 final class InstanceView {
-
-  /** {@link #rampStartNanos} of an instance that does not ramp. */
-  static final long NOT_RAMPING = Long.MIN_VALUE;
 
   /** Before etcd's first list. */
   static final InstanceView NONE =

@@ -163,7 +163,14 @@ final class SteelyardLoadBalancer implements LoadBalancer {
         zones[k] = view.zone(i);
         ramps[k] = view.rampStartNanos(i);
       }
-      choice = WeightedChoice.of(instances, declared, zones, ramps, eligibility, slowStart,
+      int[] allDeclared = new int[view.size()];
+      String[] allZones = new String[view.size()];
+      for (int i = 0; i < allDeclared.length; i++) {
+        allDeclared[i] = view.weight(i);
+        allZones[i] = view.zone(i);
+      }
+      choice = WeightedChoice.of(instances, declared, zones, ramps,
+          WeightedChoice.demandOf(allDeclared, allZones), eligibility, slowStart,
           zoneRouting ? discovery.callerZone() : null, minLocalEndpoints, now);
       key = members;
     } else {
@@ -178,7 +185,7 @@ final class SteelyardLoadBalancer implements LoadBalancer {
         ramps[k] = SlowStartWeights.NOT_RAMPING;
       }
       choice = WeightedChoice.of(list.toArray(ServiceInstance[]::new), declared, zones, ramps,
-          eligibility, null, null, minLocalEndpoints, now);
+          null, eligibility, null, null, minLocalEndpoints, now);
       key = new int[n];
     }
     logZoneOutcome(choice.zoneOutcome());

@@ -8,8 +8,10 @@ import io.smallrye.stork.api.Metadata;
 import io.smallrye.stork.api.NoServiceInstanceFoundException;
 import io.smallrye.stork.api.ServiceDiscovery;
 import io.smallrye.stork.api.ServiceInstance;
+import io.smallrye.stork.api.StorkServiceRegistry;
 import io.smallrye.stork.impl.DefaultServiceInstance;
 import io.smallrye.stork.utils.ServiceInstanceIds;
+import io.steelyard.balancer.spi.SlowStartWeights;
 import io.steelyard.discovery.ServiceWatcher;
 import io.steelyard.discovery.Snapshot;
 import io.steelyard.registry.EtcdConnection;
@@ -28,6 +30,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongSupplier;
 import javax.annotation.Nullable;
+import javax.annotation.concurrent.GuardedBy;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -42,9 +45,10 @@ import org.slf4j.LoggerFactory;
  * the labels.
  *
  * <p>Threading: the watcher calls in on the process's discovery thread, one call at a time;
- * {@link #getServiceInstances()} and the accessors run on any thread and never block.
- * Ownership: the watch lives until {@link #close()}; Stork has no close for a service discovery,
- * so in an application it lives as long as the JVM.
+ * {@link #getServiceInstances()} and the accessors run on any thread and never block (opening
+ * the watch takes a short lock; etcd is never waited for). Ownership: the watch starts at {@link
+ * #initialize} and lives until {@link #close()}; Stork has no close for a service discovery, so in
+ * an application it lives as long as the JVM.
  */
 final class SteelyardServiceDiscovery implements ServiceDiscovery, AutoCloseable {
 
@@ -60,7 +64,16 @@ final class SteelyardServiceDiscovery implements ServiceDiscovery, AutoCloseable
   private final LongSupplier nanoTime;
   private final AtomicReference<InstanceView> view = new AtomicReference<>(InstanceView.NONE);
   private final CompletableFuture<InstanceView> firstList = new CompletableFuture<>();
-  private final ServiceWatcher watcher;
+  private final EtcdConnection etcd;
+  private final KeyLayout layout;
+
+  /** Opened by {@link #initialize} (or the first call), so a Stork that fails to start opens none. */
+  @GuardedBy("this")
+  @Nullable
+  private ServiceWatcher watcher;
+
+  @GuardedBy("this")
+  private boolean closed;
 
   /** Discovery thread only: the Stork id of each address, kept while it is registered. */
   private final Map<String, Long> ids = new HashMap<>();
@@ -78,12 +91,31 @@ final class SteelyardServiceDiscovery implements ServiceDiscovery, AutoCloseable
     this.secure = secure;
     this.callerZone = callerZone;
     this.nanoTime = requireNonNull(nanoTime, "nanoTime");
-    this.watcher = ServiceWatcher.builder(etcd, service).layout(layout).open(new Listener());
+    this.etcd = requireNonNull(etcd, "etcd");
+    this.layout = requireNonNull(layout, "layout");
+  }
+
+  /**
+   * Starts the watch once Stork has created every service (Stork calls this after its
+   * initialisation succeeded), so the first list is usually in before the first call.
+   */
+  @Override
+  public void initialize(StorkServiceRegistry stork) {
+    watch();
+  }
+
+  private synchronized void watch() {
+    if (watcher == null && !closed) {
+      watcher = ServiceWatcher.builder(etcd, service).layout(layout).open(new Listener());
+    }
   }
 
   @Override
   public Uni<List<ServiceInstance>> getServiceInstances() {
     InstanceView v = view.get();
+    if (!v.listed()) {
+      watch();
+    }
     if (v.listed()) {
       return Uni.createFrom().item(v.instances());
     }
@@ -121,14 +153,18 @@ final class SteelyardServiceDiscovery implements ServiceDiscovery, AutoCloseable
   }
 
   /** Values of this service skipped as malformed since its shared watcher started. */
-  long malformedCount() {
-    return watcher.malformedCount();
+  synchronized long malformedCount() {
+    return watcher == null ? 0 : watcher.malformedCount();
   }
 
   /** Stops this service's watch (shared: the etcd watch ends with its last user). */
   @Override
-  public void close() {
-    watcher.close();
+  public synchronized void close() {
+    closed = true;
+    if (watcher != null) {
+      watcher.close();
+      watcher = null;
+    }
   }
 
   /** Runs on the discovery thread. */
@@ -189,13 +225,13 @@ final class SteelyardServiceDiscovery implements ServiceDiscovery, AutoCloseable
       nextIds.put(r.address(), id);
       weights[i] = r.weight();
       zones[i] = Localities.zone(r.metadata());
-      ramps[i] = InstanceView.NOT_RAMPING;
+      ramps[i] = SlowStartWeights.NOT_RAMPING;
       if (r.weight() > 0) {
         Long start = rampStarts.get(r.address());
         if (start == null) {
           // Serving before this view's first list: no ramp (a restarted caller must not starve
           // the servers it finds). Appearing later, or undrained: ramps from now.
-          start = listedBefore ? now : InstanceView.NOT_RAMPING;
+          start = listedBefore ? now : SlowStartWeights.NOT_RAMPING;
         }
         nextRamps.put(r.address(), start);
         ramps[i] = start;

@@ -45,14 +45,18 @@ final class WeightedChoice {
    * The choice over {@code instances} with their {@code declared} weights, {@code zones} ({@code
    * ""}: none) and ramp starts ({@link SlowStartWeights#NOT_RAMPING}: not ramping), all parallel.
    *
+   * @param demand declared weight per zone over every registered instance, those that cannot
+   *     take calls now included (a zone whose instances are not all among {@code instances} then
+   *     carries less than its share, and spills); null: over {@code instances}
    * @param eligibility the balancer's eligibility rule, one caller at a time (it logs once)
    * @param slowStart null: slow start off
    * @param callerZone null: zone-blind
    */
   static WeightedChoice of(
       ServiceInstance[] instances, int[] declared, String[] zones, long[] rampStartNanos,
-      EffectiveWeights eligibility, @Nullable SlowStartConfig slowStart,
-      @Nullable String callerZone, int minLocalEndpoints, long nowNanos) {
+      @Nullable Map<String, Long> demand, EffectiveWeights eligibility,
+      @Nullable SlowStartConfig slowStart, @Nullable String callerZone, int minLocalEndpoints,
+      long nowNanos) {
     int n = instances.length;
     int[] weights = eligibility.compute(declared);
     long refreshAt = NEVER;
@@ -65,12 +69,11 @@ final class WeightedChoice {
     ZoneShares shares = null;
     Map<String, Long> up = new LinkedHashMap<>();
     if (callerZone != null) {
-      Map<String, Long> demand = new LinkedHashMap<>();
+      // Demand is declared capacity (callers assumed spread as capacity is, as the balancer
+      // does); up is what can take calls now, ramps included.
+      Map<String, Long> expected = demand != null ? demand : demandOf(declared, zones);
       int local = 0;
       for (int i = 0; i < n; i++) {
-        // Demand is declared capacity (callers assumed spread as capacity is, as the balancer
-        // does); up is what can take calls now, ramps included.
-        demand.merge(zones[i], (long) declared[i], Long::sum);
         if (weights[i] > 0) {
           up.merge(zones[i], (long) weights[i], Long::sum);
           if (zones[i].equals(callerZone)) {
@@ -78,7 +81,7 @@ final class WeightedChoice {
           }
         }
       }
-      shares = ZoneShares.of(callerZone, up, demand, local, minLocalEndpoints);
+      shares = ZoneShares.of(callerZone, up, expected, local, minLocalEndpoints);
       outcome = shares.outcome();
     }
     double total = 0;
@@ -110,6 +113,15 @@ final class WeightedChoice {
       }
     }
     return new WeightedChoice(chosen, AliasTable.of(tableWeights), refreshAt, outcome);
+  }
+
+  /** Declared weight per zone ({@code declared} and {@code zones} parallel). */
+  static Map<String, Long> demandOf(int[] declared, String[] zones) {
+    Map<String, Long> demand = new LinkedHashMap<>();
+    for (int i = 0; i < declared.length; i++) {
+      demand.merge(zones[i], (long) declared[i], Long::sum);
+    }
+    return demand;
   }
 
   /** The instance the 64 random bits {@code random} pick; null when there is none. */
