@@ -165,8 +165,8 @@ class QuarkusGreeterIT {
         long last = calls.stream().filter(c -> a.address().equals(c.server()))
             .mapToLong(CallLoad.Call::startedMillis).max().orElse(t0);
         record("steelyard drain a", transport, String.format(Locale.ROOT,
-            "last call to a started %d ms after the drain reached etcd; %d calls to a of the %d from"
-                + " 2 s on; %d failed", last - t0,
+            "last call to a started %+d ms from when the test's own watch saw the drain; %d calls to a"
+                + " of the %d from 2 s on; %d failed", last - t0,
             calls.stream().filter(c -> c.startedMillis() >= after && a.address().equals(c.server())).count(),
             count(calls, after), failed(calls)));
         assertThat(failed(calls)).as(transport).isZero();

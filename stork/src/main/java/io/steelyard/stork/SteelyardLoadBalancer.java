@@ -40,14 +40,19 @@ import org.slf4j.LoggerFactory;
  * <p><b>Threading.</b> Non-blocking, as Stork requires, and thread-safe: a pick reads an
  * immutable {@link WeightedChoice} and draws from {@link ThreadLocalRandom}; a new choice is
  * built, under a short lock with no I/O, only when the view or the candidates changed or a ramp
- * moved on. Over the discovery's own list (the REST client's path) a pick allocates nothing.
+ * moved on. Over the discovery's own list (the REST client's path) a pick allocates nothing;
+ * over another collection (a gRPC client's cached list) it also reads every candidate's id once,
+ * to know whether the candidates are still those the choice was built for.
  */
 final class SteelyardLoadBalancer implements LoadBalancer {
 
   private static final Logger logger = LoggerFactory.getLogger(SteelyardLoadBalancer.class);
 
-  /** A choice and what it was built from. */
-  private record Built(Object source, int[] members, WeightedChoice choice) {}
+  /**
+   * A choice and what it was built from: the view (or, without one, the candidate collection)
+   * and a fingerprint of the candidates' ids.
+   */
+  private record Built(Object source, long fingerprint, WeightedChoice choice) {}
 
   @Nullable private final SteelyardServiceDiscovery discovery;
   private final String name;
@@ -103,16 +108,27 @@ final class SteelyardLoadBalancer implements LoadBalancer {
       if (b != null && b.source == view && fresh(b.choice)) {
         return b.choice;
       }
-      return rebuild(whole, view, all(view.size()), candidates);
+      return rebuild(whole, view, 0, candidates);
     }
-    int[] members = view == null ? null : members(view, candidates);
+    // Another collection (a client's cached list, or another discovery's): reused while the view
+    // and the candidates' ids are the same, so a steady client pays one pass over its ids.
+    long fingerprint = fingerprint(candidates);
+    Object source = view != null && view.listed() ? view : candidates;
     Built b = subset.get();
-    Object source = view != null && members != null ? view : candidates;
-    if (b != null && b.source == source && fresh(b.choice)
-        && (members == null ? b.members.length == candidates.size() : Arrays.equals(b.members, members))) {
+    if (b != null && b.source == source && b.fingerprint == fingerprint && fresh(b.choice)) {
       return b.choice;
     }
-    return rebuild(subset, source, members, candidates);
+    return rebuild(subset, source, fingerprint, candidates);
+  }
+
+  /** An order-independent digest of the candidates' ids and their number. */
+  private static long fingerprint(Collection<ServiceInstance> candidates) {
+    long sum = candidates.size();
+    for (ServiceInstance c : candidates) {
+      long h = c.getId() * 0x9E3779B97F4A7C15L;
+      sum += h ^ (h >>> 29);
+    }
+    return sum;
   }
 
   private boolean fresh(WeightedChoice c) {
@@ -137,12 +153,13 @@ final class SteelyardLoadBalancer implements LoadBalancer {
   }
 
   private synchronized WeightedChoice rebuild(
-      AtomicReference<Built> slot, Object source, @Nullable int[] members,
+      AtomicReference<Built> slot, Object source, long fingerprint,
       Collection<ServiceInstance> candidates) {
     long now = nanoTime.getAsLong();
+    InstanceView view = source instanceof InstanceView v ? v : null;
+    int[] members = view == null ? null : members(view, candidates);
     WeightedChoice choice;
-    int[] key;
-    if (source instanceof InstanceView view && members != null) {
+    if (view != null && members != null) {
       // The candidate objects themselves are returned: a client finds its connection by them.
       ServiceInstance[] byIndex = new ServiceInstance[view.size()];
       for (ServiceInstance c : candidates) {
@@ -172,7 +189,6 @@ final class SteelyardLoadBalancer implements LoadBalancer {
       choice = WeightedChoice.of(instances, declared, zones, ramps,
           WeightedChoice.demandOf(allDeclared, allZones), eligibility, slowStart,
           zoneRouting ? discovery.callerZone() : null, minLocalEndpoints, now);
-      key = members;
     } else {
       List<ServiceInstance> list = new ArrayList<>(candidates);
       int n = list.size();
@@ -186,10 +202,9 @@ final class SteelyardLoadBalancer implements LoadBalancer {
       }
       choice = WeightedChoice.of(list.toArray(ServiceInstance[]::new), declared, zones, ramps,
           null, eligibility, null, null, minLocalEndpoints, now);
-      key = new int[n];
     }
     logZoneOutcome(choice.zoneOutcome());
-    slot.set(new Built(source, key, choice));
+    slot.set(new Built(source, fingerprint, choice));
     return choice;
   }
 
@@ -202,14 +217,6 @@ final class SteelyardLoadBalancer implements LoadBalancer {
           discovery == null ? "" : discovery.callerZone());
     }
     lastOutcome = outcome;
-  }
-
-  private static int[] all(int n) {
-    int[] a = new int[n];
-    for (int i = 0; i < n; i++) {
-      a[i] = i;
-    }
-    return a;
   }
 
   /** The {@code weight} label of an instance from another discovery: 0..1,000,000, else 1. */

@@ -6,7 +6,6 @@ import io.etcd.jetcd.KeyValue;
 import io.smallrye.stork.Stork;
 import io.smallrye.stork.api.Service;
 import io.smallrye.stork.api.ServiceInstance;
-import io.smallrye.stork.test.StorkTestUtils;
 import io.smallrye.stork.test.TestConfigProvider;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -17,8 +16,8 @@ import javax.annotation.Nullable;
 
 /**
  * Stork through its programmatic API, as Stork's own providers are tested: services defined in
- * {@link TestConfigProvider}, a new {@link Stork} per test ({@link StorkTestUtils}), and the
- * discoveries it made closed afterwards (Stork itself never closes one).
+ * {@link TestConfigProvider}, {@link Stork#initialize()} per test, the discoveries it made closed
+ * afterwards (Stork itself never closes one) and {@link Stork#shutdown()}.
  */
 final class StorkFixture implements AutoCloseable {
 
@@ -43,10 +42,10 @@ final class StorkFixture implements AutoCloseable {
   }
 
   /** Stork over the services added so far (Stork's initialisation: a bad attribute throws here). */
-  @SuppressWarnings("deprecation")
   Stork stork() {
     if (stork == null) {
-      stork = StorkTestUtils.getNewStorkInstance();
+      Stork.initialize();
+      stork = Stork.getInstance();
     }
     return stork;
   }
@@ -72,6 +71,7 @@ final class StorkFixture implements AutoCloseable {
         }
       }
     }
+    Stork.shutdown();
     TestConfigProvider.clear();
   }
 

@@ -61,11 +61,17 @@ public class Registration {
     }
     int colon = address.lastIndexOf(':');
     String advertisedHost = address.substring(0, colon).replace("[", "").replace("]", "");
-    registrar().registerServiceInstance(new RegistrarOptions(
-            "greeter", advertisedHost, port, List.of(), zone.map(z -> Map.of("zone", z)).orElse(Map.of())))
+    RegistrarOptions options = new RegistrarOptions(
+        "greeter", advertisedHost, port, List.of(), zone.map(z -> Map.of("zone", z)).orElse(Map.of()));
+    // Off Quarkus's threads: the registration's etcd client (jetcd) starts a Vert.x of its own,
+    // which Vert.x warns about on a thread that already has a Vert.x context.
+    Thread registering = new Thread(() -> registrar().registerServiceInstance(options)
         .subscribe().with(
             done -> ready(ready),
-            failure -> logger.errorf(failure, "greeter: registration at %s refused", address));
+            failure -> logger.errorf(failure, "greeter: registration at %s refused", address)),
+        "greeter-registration");
+    registering.setDaemon(true);
+    registering.start();
   }
 
   void onShutdownBegins(@Observes ShutdownDelayInitiatedEvent event) {
