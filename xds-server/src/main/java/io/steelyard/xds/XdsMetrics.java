@@ -18,7 +18,8 @@ import java.util.function.Supplier;
  *       (zero while etcd answers);
  *   <li>{@code steelyard.xds.services}: services served;
  *   <li>{@code steelyard.xds.refusals}{bound}: streams and connections refused, by the bound
- *       they hit ({@code streams}, {@code names}) or at the TLS handshake ({@code handshake});
+ *       they hit ({@code streams}, {@code names}), at the TLS handshake ({@code handshake}), or
+ *       for a client certificate without a name under grants ({@code identity});
  *   <li>{@code steelyard.xds.denied}: resources withheld from clients their grants do not name.
  * </ul>
  */
