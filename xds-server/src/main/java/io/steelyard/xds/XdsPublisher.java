@@ -37,6 +37,9 @@ import org.slf4j.LoggerFactory;
  * <p>While some instance of a service ramps ({@code slowStart}), its assignments are rebuilt
  * every {@link SlowStartRamps#step}, at most a second apart, until the last ramp has ended.
  *
+ * <p>A zone's group is dropped {@link Subscribers#ZONE_GRACE} after its last stream closed, unless
+ * a stream of it opened again meanwhile.
+ *
  * <p>While etcd is unreachable the watchers keep their last views, marked stale: the served
  * resources stay as they were and {@link #staleness} grows.
  *
@@ -54,13 +57,14 @@ final class XdsPublisher implements ServiceWatcher.Listener, Subscribers.Listene
   private final SimpleCache<String> cache;
   private final ScheduledExecutorService executor;
   private final Clock clock;
-  private final Subscribers subscribers = new Subscribers(this);
+  private final Subscribers subscribers;
   // Executor only:
   private final Map<String, Snapshot> views = new HashMap<>();
   private final Map<String, StoredPolicy> policies = new HashMap<>();
   private final Map<String, Long> refusedRevision = new HashMap<>();
   private final Map<String, SlowStartRamps> ramps = new HashMap<>();
   private final Map<String, ScheduledFuture<?>> rampSteps = new HashMap<>();
+  private final Map<String, ScheduledFuture<?>> zoneExpiries = new HashMap<>();
   private final Set<String> groups = new LinkedHashSet<>(List.of(GROUP));
   private final Map<String, Map<String, ServiceResources>> resources = new HashMap<>();
   private long revision;
@@ -69,8 +73,9 @@ final class XdsPublisher implements ServiceWatcher.Listener, Subscribers.Listene
   private final AtomicReference<Optional<Instant>> staleSince = new AtomicReference<>(Optional.empty());
   private final Runnable onPublish;
 
-  XdsPublisher(
-      SimpleCache<String> cache, ScheduledExecutorService executor, Clock clock, Runnable onPublish) {
+  XdsPublisher(SimpleCache<String> cache, ScheduledExecutorService executor, Clock clock, int maxZones,
+      Runnable onPublish) {
+    this.subscribers = new Subscribers(this, maxZones);
     this.cache = requireNonNull(cache, "cache");
     this.executor = requireNonNull(executor, "executor");
     this.clock = requireNonNull(clock, "clock");
@@ -111,6 +116,10 @@ final class XdsPublisher implements ServiceWatcher.Listener, Subscribers.Listene
   @Override
   public void zoneSeen(String zone) {
     executor.execute(() -> {
+      ScheduledFuture<?> expiry = zoneExpiries.remove(zone);
+      if (expiry != null) {
+        expiry.cancel(false);
+      }
       String group = Subscribers.groupOf(zone);
       if (groups.add(group)) {
         Set<String> changed = new TreeSet<>(Set.of(group));
@@ -120,6 +129,29 @@ final class XdsPublisher implements ServiceWatcher.Listener, Subscribers.Listene
         publish(changed, false);
       }
     });
+  }
+
+  @Override
+  public void zoneIdle(String zone) {
+    executor.execute(() -> {
+      ScheduledFuture<?> earlier = zoneExpiries.put(zone, executor.schedule(() -> forget(zone),
+          Subscribers.ZONE_GRACE.toNanos(), TimeUnit.NANOSECONDS));
+      if (earlier != null) {
+        earlier.cancel(false);
+      }
+    });
+  }
+
+  private void forget(String zone) {
+    zoneExpiries.remove(zone);
+    if (!subscribers.forgetIfIdle(zone)) {
+      return;
+    }
+    String group = Subscribers.groupOf(zone);
+    groups.remove(group);
+    resources.remove(group);
+    cache.clearSnapshot(group);
+    log.debug("Zone {} has had no stream for {}: its snapshot group is dropped", zone, Subscribers.ZONE_GRACE);
   }
 
   private void apply(Snapshot view) {
