@@ -107,6 +107,11 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
   private final PanicThreshold panicThreshold;
   private final SlowStart slowStart;
   private final PickerPipeline pipeline;
+  private final PickerRebuilds rebuilds;
+
+  /** Set while a child's state change that the published picker can wait for is handled. */
+  private boolean changeCanWait;
+
   /** The pending picker rebuild while ramps run, or null. */
   @Nullable private ScheduledHandle slowStartRefresh;
   private boolean shutdown;
@@ -139,6 +144,7 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
     this.panicThreshold = new PanicThreshold(policyName);
     this.slowStart = new SlowStart(ticker);
     this.pipeline = new PickerPipeline(policyName, requireNonNull(pickerFactory, "pickerFactory"));
+    this.rebuilds = new PickerRebuilds(helper, ticker, this::rebuild);
     this.policyName = policyName;
     this.observer = BalancerObservers.forChannel(helper);
   }
@@ -215,7 +221,13 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
           } else if (newState != TRANSIENT_FAILURE) {
             connectedPicker = null;
           }
-          super.updateBalancingState(newState, picker);
+          boolean outer = changeCanWait;
+          changeCanWait = canWait(getCurrentState(), newState);
+          try {
+            super.updateBalancingState(newState, picker);
+          } finally {
+            changeCanWait = outer;
+          }
           // As round_robin: keep every endpoint connected, so weights apply at once.
           if (!resolvingAddresses && newState == IDLE) {
             getLb().requestConnection();
@@ -232,8 +244,42 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
     }
   }
 
+  /**
+   * Whether a child going from {@code from} to {@code to} leaves the published picker valid and
+   * the channel's state as it is, so that its rebuild may wait for the end of a window ({@link
+   * PickerRebuilds}): an endpoint going READY while the channel is READY (the picker does not
+   * pick it yet), or one that was neither READY nor failed and is only connecting or idle while
+   * the channel is READY or CONNECTING. Anything that leaves READY or concerns a failure (the
+   * aggregate state, the panic threshold's count, the endpoints panic picks among) rebuilds at
+   * once, as does the first READY endpoint.
+   */
+  private boolean canWait(ConnectivityState from, ConnectivityState to) {
+    if (from == READY || from == TRANSIENT_FAILURE) {
+      return false;
+    }
+    if (to == READY) {
+      return currentConnectivityState == READY;
+    }
+    return (to == CONNECTING || to == IDLE)
+        && (currentConnectivityState == READY || currentConnectivityState == CONNECTING);
+  }
+
+  /**
+   * Called by grpc-util after every child's state change and every resolution, and by the
+   * slow-start timer: rebuilds now, or within a window when the change can wait ({@link
+   * #canWait}).
+   */
   @Override
   protected void updateOverallBalancingState() {
+    if (changeCanWait) {
+      rebuilds.soon(getChildLbStates().size());
+    } else {
+      rebuilds.now();
+    }
+  }
+
+  /** Builds the picker from every child's current state and publishes it if it changed. */
+  private void rebuild() {
     List<ChildLbState> children = new ArrayList<>(getChildLbStates());
     int[] declared = new int[children.size()];
     for (int i = 0; i < declared.length; i++) {
@@ -338,6 +384,7 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
   public void shutdown() {
     shutdown = true;
     cancelSlowStartRefresh();
+    rebuilds.shutdown();
     super.shutdown();
     if (observer != null) {
       observer.close();
