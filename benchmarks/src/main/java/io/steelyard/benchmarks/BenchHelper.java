@@ -11,10 +11,13 @@ import io.grpc.util.ForwardingLoadBalancerHelper;
 import io.steelyard.registry.EndpointWeights;
 import io.steelyard.testkit.grpc.FakeHelper;
 import io.steelyard.testkit.grpc.FakeHelper.FakeSubchannel;
+import io.steelyard.testkit.time.FakeScheduler;
 import java.net.InetSocketAddress;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ScheduledExecutorService;
 import javax.annotation.Nullable;
 
 /**
@@ -25,6 +28,14 @@ import javax.annotation.Nullable;
 final class BenchHelper {
 
   private final FakeHelper helper = new FakeHelper();
+
+  /**
+   * Timers of the balancer: run by {@link #readyPicker} once every endpoint is READY, so that a
+   * rebuild the balancer put off to the end of its window (steelyard's policies do, for a burst
+   * of READY endpoints) is published before the picker is measured.
+   */
+  private final FakeScheduler timers = new FakeScheduler();
+
   private final LoadBalancer balancer;
 
   BenchHelper(LoadBalancerProvider provider) {
@@ -35,19 +46,22 @@ final class BenchHelper {
   BenchHelper(LoadBalancerProvider provider, @Nullable NameResolver.Args args) {
     this.balancer =
         provider.newLoadBalancer(
-            args == null
-                ? helper
-                : new ForwardingLoadBalancerHelper() {
-                  @Override
-                  protected LoadBalancer.Helper delegate() {
-                    return helper;
-                  }
+            new ForwardingLoadBalancerHelper() {
+              @Override
+              protected LoadBalancer.Helper delegate() {
+                return helper;
+              }
 
-                  @Override
-                  public NameResolver.Args getNameResolverArgs() {
-                    return args;
-                  }
-                });
+              @Override
+              public ScheduledExecutorService getScheduledExecutorService() {
+                return timers;
+              }
+
+              @Override
+              public NameResolver.Args getNameResolverArgs() {
+                return args != null ? args : helper.getNameResolverArgs();
+              }
+            });
   }
 
   /** Name-resolver arguments carrying {@code key = value}, as a channel builder would make them. */
@@ -108,6 +122,7 @@ final class BenchHelper {
     for (FakeSubchannel sc : List.copyOf(helper.createdSubchannels())) {
       helper.deliver(sc, ConnectivityState.READY);
     }
+    timers.forwardTime(Duration.ofSeconds(1));
     if (helper.lastState() != ConnectivityState.READY) {
       throw new IllegalStateException("balancer is " + helper.lastState() + ", expected READY");
     }

@@ -1,5 +1,6 @@
 package io.steelyard.balancer.internal;
 
+import io.grpc.EquivalentAddressGroup;
 import io.grpc.LoadBalancer;
 import io.steelyard.balancer.spi.LoadAwarePickerFactory;
 import io.steelyard.balancer.spi.PickerFactory;
@@ -35,6 +36,15 @@ public final class WeightedBalancers {
   public static LoadBalancer withHealthChecking(
       LoadBalancer.Factory factory, LoadBalancer.Helper helper) {
     return HealthChecking.wrap(factory, helper);
+  }
+
+  /**
+   * The key the balancer gives the endpoint {@code eag} when it asks a {@link PickerFactory} for a
+   * picker (equal for equal address lists, whatever the attributes), for callers that drive a
+   * factory as the balancer does.
+   */
+  public static Object endpointKey(EquivalentAddressGroup eag) {
+    return WeightedLoadBalancer.endpointKey(eag);
   }
 
   /** {@code weighted_random}'s pickers: Walker's alias table, one random draw per pick. */
