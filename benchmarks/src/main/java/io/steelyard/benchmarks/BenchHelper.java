@@ -98,6 +98,11 @@ final class BenchHelper {
   }
 
   void resolve(List<EquivalentAddressGroup> eags) {
+    resolve(eags, null);
+  }
+
+  /** Resolves {@code eags} with a parsed policy {@code config} (null: the policy's default). */
+  void resolve(List<EquivalentAddressGroup> eags, @Nullable Object config) {
     helper
         .syncContext()
         .execute(
@@ -106,6 +111,7 @@ final class BenchHelper {
                     LoadBalancer.ResolvedAddresses.newBuilder()
                         .setAddresses(eags)
                         .setAttributes(Attributes.EMPTY)
+                        .setLoadBalancingPolicyConfig(config)
                         .build()));
   }
 
@@ -118,15 +124,31 @@ final class BenchHelper {
    * to the heaviest of its candidates, so the lightest endpoints are rarely or never picked.
    */
   LoadBalancer.SubchannelPicker readyPicker(int[] weights) {
-    resolve(endpoints(weights));
+    return readyPicker(endpoints(weights), null);
+  }
+
+  /** As {@link #readyPicker(int[])}, over {@code eags} under a parsed policy {@code config}. */
+  LoadBalancer.SubchannelPicker readyPicker(
+      List<EquivalentAddressGroup> eags, @Nullable Object config) {
+    resolve(eags, config);
     for (FakeSubchannel sc : List.copyOf(helper.createdSubchannels())) {
       helper.deliver(sc, ConnectivityState.READY);
     }
-    timers.forwardTime(Duration.ofSeconds(1));
+    runTimers();
     if (helper.lastState() != ConnectivityState.READY) {
       throw new IllegalStateException("balancer is " + helper.lastState() + ", expected READY");
     }
     return helper.lastPicker();
+  }
+
+  /** Delivers {@code state} to {@code subchannel}, in the SynchronizationContext. */
+  void deliver(FakeSubchannel subchannel, ConnectivityState state) {
+    helper.deliver(subchannel, state);
+  }
+
+  /** Runs every timer the balancer set (a rebuild put off to a window's end among them). */
+  void runTimers() {
+    timers.forwardTime(Duration.ofSeconds(1));
   }
 
   /** The picker the balancer published last. */

@@ -70,6 +70,14 @@ final class PickerPipeline {
   /** Metadata per child key that has any. */
   private Map<Object, Map<String, String>> metadata = Map.of();
 
+  /**
+   * {@link #registered} per selector ({@link #ALL} for every endpoint), since the last
+   * resolution: it depends on nothing else, and computing it walks every child.
+   */
+  private final Map<Object, Map<String, Long>> registeredBySelector = new HashMap<>();
+
+  private static final Object ALL = new Object();
+
   PickerPipeline(String policyName, PickerFactory factory) {
     this(policyName, factory, null);
   }
@@ -86,15 +94,23 @@ final class PickerPipeline {
   /**
    * The endpoints with a child after a non-empty resolution, by child key: their declared weight
    * (the zone step's registered capacity counts them all, READY or not), zone and metadata. The
-   * maps are kept, not copied: the caller does not change them afterwards.
+   * maps are kept, not copied (the zones' with one String object per zone name): the caller does
+   * not change them afterwards.
    */
   void resolved(
       Map<Object, Integer> declared,
       Map<Object, String> zones,
       Map<Object, Map<String, String>> metadata) {
     this.declared = requireNonNull(declared, "declared");
-    this.zones = requireNonNull(zones, "zones");
+    // One String object per zone name, so that the zone step finds a zone by identity.
+    Map<String, String> names = new HashMap<>();
+    Map<Object, String> canonical = new HashMap<>(zones.size() * 2);
+    for (Map.Entry<Object, String> e : requireNonNull(zones, "zones").entrySet()) {
+      canonical.put(e.getKey(), names.computeIfAbsent(e.getValue(), name -> name));
+    }
+    this.zones = canonical;
     this.metadata = requireNonNull(metadata, "metadata");
+    registeredBySelector.clear();
   }
 
   /** The caller's zone from the latest resolution's attributes, or null. */
@@ -188,14 +204,17 @@ final class PickerPipeline {
    * (null: all of them), READY or not: the zone step's registered capacity of a selection.
    */
   private Map<String, Long> registered(@Nullable Map<String, String> selector) {
-    Map<String, Long> registered = new HashMap<>();
-    for (Map.Entry<Object, Integer> e : declared.entrySet()) {
-      if (selector == null || EndpointSelection.matches(selector, metadata.get(e.getKey()))) {
-        registered.merge(zones.getOrDefault(e.getKey(), ""), (long) e.getValue(), Long::sum);
+    return registeredBySelector.computeIfAbsent(selector == null ? ALL : selector, s -> {
+      Map<String, Long> registered = new HashMap<>();
+      for (Map.Entry<Object, Integer> e : declared.entrySet()) {
+        if (selector == null || EndpointSelection.matches(selector, metadata.get(e.getKey()))) {
+          registered.merge(zones.getOrDefault(e.getKey(), ""), (long) e.getValue(), Long::sum);
+        }
       }
-    }
-    return registered;
+      return registered;
+    });
   }
+
 
   /**
    * The groups of one update's READY endpoints a policy picker is wanted over, each as indexes

@@ -7,6 +7,7 @@ import io.steelyard.balancer.spi.WeightedPolicyConfig;
 import io.steelyard.balancer.spi.ZoneRoutingConfig;
 import io.steelyard.registry.ZoneShares;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -137,14 +138,41 @@ final class ZoneRouting {
       return null;
     }
     ZoneRoutingConfig zr = config.zoneRouting();
-    Map<String, List<Integer>> byZone = new LinkedHashMap<>();
-    Map<String, Long> up = new LinkedHashMap<>();
-    for (int i : members) {
-      byZone.computeIfAbsent(zones[i], z -> new ArrayList<>()).add(i);
-      up.merge(zones[i], (long) weights[i], Long::sum);
+    // The members by zone, zones in the order they first appear, in arrays: no boxed index or
+    // weight and no hashing per member. A zone is found among the few seen so far by identity
+    // first (the pipeline hands one String object per zone name), by equals otherwise.
+    List<String> names = new ArrayList<>();
+    int[] memberZone = new int[members.length];
+    int[] counts = new int[4];
+    long[] capacity = new long[4];
+    for (int m = 0; m < members.length; m++) {
+      int i = members[m];
+      int z = indexOf(names, zones[i]);
+      if (z < 0) {
+        z = names.size();
+        names.add(zones[i]);
+        if (z == counts.length) {
+          counts = Arrays.copyOf(counts, 2 * z);
+          capacity = Arrays.copyOf(capacity, 2 * z);
+        }
+      }
+      memberZone[m] = z;
+      counts[z]++;
+      capacity[z] += weights[i];
     }
-    List<Integer> local = byZone.remove(caller);
-    int localCount = local == null ? 0 : local.size();
+    int[][] byZone = new int[names.size()][];
+    Map<String, Long> up = new LinkedHashMap<>();
+    for (int z = 0; z < byZone.length; z++) {
+      byZone[z] = new int[counts[z]];
+      up.put(names.get(z), capacity[z]);
+    }
+    int[] filled = new int[byZone.length];
+    for (int m = 0; m < members.length; m++) {
+      byZone[memberZone[m]][filled[memberZone[m]]++] = members[m];
+    }
+    int callerIndex = indexOf(names, caller);
+    int[] local = callerIndex < 0 ? null : byZone[callerIndex];
+    int localCount = local == null ? 0 : local.length;
     String where = scope.isEmpty() ? "" : " (" + scope + ")";
     ZoneShares shares = ZoneShares.of(caller, up, registered, localCount, zr.minLocalEndpoints());
     if (shares.outcome() == ZoneShares.Outcome.NO_LOCAL_ZONE) {
@@ -167,20 +195,20 @@ final class ZoneRouting {
       logger.info("{}: zone {}{} has {} READY endpoints again; routing by zone", policyName, caller,
           where, localCount);
     }
-    if (byZone.isEmpty() || !shares.zoneAware()) {
+    if (byZone.length == (local == null ? 0 : 1) || !shares.zoneAware()) {
       return null; // every READY endpoint is local: the zone-blind picker is the local one
     }
     double localShare = shares.local();
     boolean spill = liveLoad && zr.spillLoad() > 0;
     if (localShare >= 1.0 && !spill) {
-      return new Plan(toArray(local), new int[0][], new int[0], 1.0, 0);
+      return new Plan(local, new int[0][], new int[0], 1.0, 0);
     }
     int[][] remote = new int[shares.remote().size()][];
     double[] shareWeights = new double[remote.length];
     double max = 0;
     int k = 0;
     for (Map.Entry<String, Double> e : shares.remote().entrySet()) {
-      remote[k] = toArray(byZone.get(e.getKey()));
+      remote[k] = byZone[indexOf(names, e.getKey())];
       shareWeights[k] = e.getValue();
       max = Math.max(max, e.getValue());
       k++;
@@ -189,15 +217,17 @@ final class ZoneRouting {
     for (k = 0; k < zoneWeights.length; k++) {
       zoneWeights[k] = (int) Math.max(1, Math.round(shareWeights[k] / max * SHARE_SCALE));
     }
-    return new Plan(toArray(local), remote, zoneWeights, localShare,
+    return new Plan(local, remote, zoneWeights, localShare,
         spill ? zr.spillLoad() / scale : 0);
   }
 
-  private static int[] toArray(List<Integer> indexes) {
-    int[] out = new int[indexes.size()];
-    for (int i = 0; i < out.length; i++) {
-      out[i] = indexes.get(i);
+  /** The index of {@code zone} in {@code names}, or -1. */
+  private static int indexOf(List<String> names, String zone) {
+    for (int k = 0; k < names.size(); k++) {
+      if (names.get(k) == zone) {
+        return k;
+      }
     }
-    return out;
+    return names.indexOf(zone);
   }
 }
