@@ -188,10 +188,11 @@ final class SmoothRoundRobinPicker extends WeightedPicker {
    *
    * <p>Two passes step through every endpoint's slots: the first counts each bucket, the second
    * writes each slot's endpoint at its bucket's next place, in the array that becomes the
-   * schedule. Nothing else is stored per slot: in the rare bucket holding several slots, a slot's
-   * ordinal {@code j} is worked out again from its bucket ({@link #ordinal}), and not at all
-   * beside a slot of equal weight (equal weights in one bucket are the same time). One array of
-   * {@code T + 1} counts and the schedule itself, instead of five arrays of {@code T}.
+   * schedule, and its ordinal beside it for the sort. One array of {@code T + 1} counts, the
+   * schedule and the ordinals, where a separate bucket, fill and endpoint array per slot cost
+   * more writes. The stepping constants of a weight (two divisions) are worked out once per
+   * distinct small weight ({@link SlotBuckets}), not once per endpoint and pass: with weights
+   * 1..10 over 10,000 endpoints those divisions were most of the build.
    */
   static int[] buildSchedule(int[] weights) {
     int n = weights.length;
@@ -199,11 +200,12 @@ final class SmoothRoundRobinPicker extends WeightedPicker {
     for (int w : weights) {
       period += w;
     }
+    SlotBuckets slots = new SlotBuckets(period);
     // ends[b + 1] counts bucket b; prefix sums make ends[b] the start of bucket b, and the
     // scatter below moves each to the end of its bucket.
     int[] ends = new int[period + 1];
     for (int i = 0; i < n; i++) {
-      SlotBuckets slots = new SlotBuckets(period, weights[i]);
+      slots.start(weights[i]);
       for (int j = 0; j < weights[i]; j++) {
         ends[slots.next() + 1]++;
       }
@@ -212,10 +214,13 @@ final class SmoothRoundRobinPicker extends WeightedPicker {
       ends[b + 1] += ends[b];
     }
     int[] schedule = new int[period];
+    int[] ordinals = new int[period];
     for (int i = 0; i < n; i++) {
-      SlotBuckets slots = new SlotBuckets(period, weights[i]);
+      slots.start(weights[i]);
       for (int j = 0; j < weights[i]; j++) {
-        schedule[ends[slots.next()]++] = i;
+        int p = ends[slots.next()]++;
+        schedule[p] = i;
+        ordinals[p] = j;
       }
     }
     // Bucket b now spans [ends[b - 1], ends[b]), with ends[-1] = 0; within it, endpoints are in
@@ -225,25 +230,17 @@ final class SmoothRoundRobinPicker extends WeightedPicker {
       int to = ends[b];
       for (int p = from + 1; p < to; p++) {
         int e = schedule[p];
-        int we = weights[e];
-        long o = -1; // e's ordinal, worked out at the first comparison that needs it
+        int o = ordinals[p];
         int q = p - 1;
-        while (q >= from) {
-          int f = schedule[q];
-          int wf = weights[f];
-          if (wf == we) {
-            break; // equal weights in one bucket: the same slot time, and f < e already
-          }
-          if (o < 0) {
-            o = ordinal(b, we, period);
-          }
-          if (!later(f, ordinal(b, wf, period), e, o, weights)) {
-            break;
-          }
-          schedule[q + 1] = f;
+        while (q >= from
+            && weights[schedule[q]] != weights[e] // equal weights in a bucket: equal times
+            && later(schedule[q], ordinals[q], e, o, weights)) {
+          schedule[q + 1] = schedule[q];
+          ordinals[q + 1] = ordinals[q];
           q--;
         }
         schedule[q + 1] = e;
+        ordinals[q + 1] = o;
       }
       from = to;
     }
@@ -252,22 +249,50 @@ final class SmoothRoundRobinPicker extends WeightedPicker {
 
   /**
    * The buckets {@code floor((2j + 1) * period / (2 w))} of one endpoint's slots {@code j = 0, 1,
-   * ...}, stepped with two divisions per endpoint instead of one per slot (a 64-bit division per
-   * slot dominated the build): successive {@code j} add {@code period / w} to the quotient.
+   * ...}, stepped without a division per slot (a 64-bit division per slot dominated the build):
+   * successive {@code j} add {@code period / w} to the quotient. The two divisions that start a
+   * weight's steps are kept for weights below {@value #CACHED}, so that endpoints of equal small
+   * weight pay them once. One per build, reused for every endpoint.
    */
   private static final class SlotBuckets {
-    private final long twiceW;
-    private final long stepQuotient;
-    private final long stepRemainder;
+    static final int CACHED = 1024;
+
+    private final int period;
+
+    /** Per cached weight: step quotient, step remainder, first quotient, first remainder. */
+    private final long[] cache = new long[4 * CACHED];
+
+    private long twiceW;
+    private long stepQuotient;
+    private long stepRemainder;
     private long quotient;
     private long remainder;
 
-    SlotBuckets(int period, int w) {
-      this.twiceW = 2L * w;
-      this.stepQuotient = (2L * period) / twiceW;
-      this.stepRemainder = (2L * period) % twiceW;
-      this.quotient = period / twiceW;
-      this.remainder = period % twiceW;
+    SlotBuckets(int period) {
+      this.period = period;
+    }
+
+    /** Starts the slots of an endpoint of weight {@code w}. */
+    void start(int w) {
+      twiceW = 2L * w;
+      int at = 4 * w;
+      if (w < CACHED && cache[at] != 0) {
+        stepQuotient = cache[at];
+        stepRemainder = cache[at + 1];
+        quotient = cache[at + 2];
+        remainder = cache[at + 3];
+        return;
+      }
+      stepQuotient = (2L * period) / twiceW; // >= 1: no weight exceeds the period
+      stepRemainder = (2L * period) % twiceW;
+      quotient = period / twiceW;
+      remainder = period % twiceW;
+      if (w < CACHED) {
+        cache[at] = stepQuotient;
+        cache[at + 1] = stepRemainder;
+        cache[at + 2] = quotient;
+        cache[at + 3] = remainder;
+      }
     }
 
     /** The next slot's bucket. */
@@ -283,18 +308,8 @@ final class SmoothRoundRobinPicker extends WeightedPicker {
     }
   }
 
-  /**
-   * The ordinal {@code j} of the slot of an endpoint of weight {@code w} in bucket {@code b}: the
-   * least {@code j} with {@code (2j + 1) * period >= 2 w b}. Slots of one endpoint are {@code
-   * period / w >= 1} buckets apart, so that slot is the only one of the endpoint in {@code b}.
-   */
-  private static long ordinal(int b, int w, int period) {
-    long excess = 2L * w * b - period; // (2j + 1) * period >= 2wb  <=>  2j * period >= excess
-    return excess <= 0 ? 0 : (excess + 2L * period - 1) / (2L * period);
-  }
-
   /** Whether slot (a, ja) comes strictly after slot (b, jb): later ideal time, then higher index. */
-  private static boolean later(int a, long ja, int b, long jb, int[] weights) {
+  private static boolean later(int a, int ja, int b, int jb, int[] weights) {
     // (2ja + 1) / (2 w[a]) > (2jb + 1) / (2 w[b])  <=>  (2ja + 1) * w[b] > (2jb + 1) * w[a]
     long lhs = (2L * ja + 1) * weights[b];
     long rhs = (2L * jb + 1) * weights[a];
