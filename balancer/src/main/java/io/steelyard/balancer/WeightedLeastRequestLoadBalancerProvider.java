@@ -36,7 +36,7 @@ import io.steelyard.balancer.spi.WeightedPolicyConfig;
  * }</pre>
  *
  * <p>Its own options ({@link WeightedPolicyConfig#LEAST_REQUEST_FIELDS}) come on top of those
- * every weighted policy shares: slow start, the panic threshold and deterministic subsetting. An
+ * every weighted policy shares: slow start, the panic threshold and the client subset. An
  * unknown field is ignored with a logged warning; a value out of range is a config error naming
  * the field. Picks are O(1)
  * in the number of endpoints, lock-free, and allocate nothing beyond the one tracer per call that

@@ -18,7 +18,7 @@ import java.util.Set;
  * weighted policy is a name, the config fields it reads, and a {@link PickerFactory}; this class
  * brings the rest, the same for every policy: one child per endpoint, weights read from {@code
  * io.steelyard.registry.EndpointWeights}, drained endpoints, slow start, the panic threshold,
- * deterministic subsetting, subsets and splits by endpoint metadata, client-side health checking
+ * the client subset, metadata selection ({@code subset} and {@code split}), client-side health checking
  * when grpc-services is present, and the parsing of the shared config fields ({@link
  * WeightedPolicyConfig}).
  *

@@ -133,7 +133,7 @@ class OutlierDetectionIntegrationTest {
   void panicThresholdKeepsAnEjectedServerInUseWhenTooFewAreLeft(String policy) {
     ch.qos.logback.classic.Logger logger =
         (ch.qos.logback.classic.Logger)
-            LoggerFactory.getLogger("io.steelyard.balancer.internal.EffectiveWeights");
+            LoggerFactory.getLogger("io.steelyard.balancer.internal.PanicThreshold");
     ListAppender<ILoggingEvent> log = new ListAppender<>();
     log.start();
     logger.addAppender(log);

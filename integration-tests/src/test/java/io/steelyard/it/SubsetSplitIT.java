@@ -34,8 +34,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Metadata subsets over real servers: greeters registered in etcd with {@code version}
- * metadata, a client whose policy config selects or splits by it.
+ * Metadata selection (the {@code subset} and {@code split} keys) over real servers: greeters
+ * registered in etcd with {@code version} metadata, a client whose policy config selects or
+ * splits by it.
  */
 @Timeout(value = 90, unit = TimeUnit.SECONDS)
 class SubsetSplitIT {
@@ -130,7 +131,7 @@ class SubsetSplitIT {
     GreeterGrpc.GreeterBlockingStub stub = client("{\"split\": ["
         + "{\"selector\": {\"version\": \"v1\"}, \"percent\": 90},"
         + " {\"selector\": {\"version\": \"v2\"}, \"percent\": 10}]}").withWaitForReady();
-    // Until every server is READY, a subset holds fewer endpoints than it will.
+    // Until every server is READY, a selection holds fewer endpoints than it will.
     await().atMost(Duration.ofSeconds(20)).until(() -> callsByServer(stub, 50).size() == 3);
 
     Map<String, Integer> counts = callsByServer(stub, 4_000);
@@ -147,7 +148,7 @@ class SubsetSplitIT {
   }
 
   @Test
-  void aSelectorSendsEveryCallToItsSubset() {
+  void aSelectorSendsEveryCallToItsSelection() {
     GreeterGrpc.GreeterBlockingStub stub =
         client("{\"subset\": {\"selector\": {\"version\": \"v2\"}, \"fallback\": \"none\"}}")
             .withWaitForReady();
@@ -190,7 +191,7 @@ class SubsetSplitIT {
   }
 
   @Test
-  void eachSubsetOfASplitSetWithTheCliRoutesByTheCallersZone() throws Exception {
+  void eachSelectionOfASplitSetWithTheCliRoutesByTheCallersZone() throws Exception {
     String service = "canary-zones";
     GreeterServer v1InA = register(service, 1, Map.of("version", "v1", "zone", "a"));
     GreeterServer v1InB = register(service, 1, Map.of("version", "v1", "zone", "b"));

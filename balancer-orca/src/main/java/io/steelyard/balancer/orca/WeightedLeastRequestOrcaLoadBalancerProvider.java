@@ -25,7 +25,7 @@ import java.util.Map;
  * }</pre>
  *
  * <p>Every option of {@code weighted_least_request} (and those every weighted policy shares: slow
- * start, the panic threshold, subsetting) applies too; an unknown field is ignored with a logged
+ * start, the panic threshold, the client subset) applies too; an unknown field is ignored with a logged
  * warning. Registered through {@code META-INF/services} when the {@code balancer-orca} jar (which
  * brings grpc-xds) is on the classpath. Built on {@link WeightedPolicyProvider}, as any policy
  * outside steelyard's {@code balancer} module would be.

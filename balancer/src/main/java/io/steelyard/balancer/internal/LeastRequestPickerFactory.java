@@ -80,7 +80,7 @@ final class LeastRequestPickerFactory implements LoadAwarePickerFactory {
 
   /**
    * One picker per group; the groups together are the READY set, whose loads are kept: an
-   * endpoint in several groups (overlapping subsets) has one load, shared by their pickers.
+   * endpoint in several groups (overlapping selections) has one load, shared by their pickers.
    */
   @Override
   public SubchannelPicker[] newPickers(

@@ -8,8 +8,8 @@ import java.util.List;
 import javax.annotation.concurrent.NotThreadSafe;
 
 /**
- * The groups of one update's READY endpoints that the steps before the pick (a split's subsets,
- * each subset's zones) want a policy picker over, each as indexes into the update's parallel
+ * The groups of one update's READY endpoints that the steps before the pick (a split's selections,
+ * each selection's zones) want a policy picker over, each as indexes into the update's parallel
  * arrays. {@link #build} asks the {@link PickerFactory} for all of them in one {@link
  * PickerFactory#newPickers} call, so that per-endpoint state ({@code weighted_least_request}'s
  * load) covers every group and is shared where groups overlap, and a group's index stays its
@@ -27,7 +27,7 @@ final class PickerGroups {
   }
 
   /**
-   * A step within one subset: adds the groups it wants over {@code members} (indexes into the
+   * A step within one selection: adds the groups it wants over {@code members} (indexes into the
    * update's arrays) and says how to assemble its picker from them.
    */
   @FunctionalInterface

@@ -7,7 +7,7 @@ import com.google.common.cache.CacheBuilder;
 import com.google.common.collect.ImmutableSortedSet;
 import io.grpc.NameResolver.ConfigOrError;
 import io.grpc.Status;
-import io.steelyard.balancer.spi.RendezvousSubset;
+import io.steelyard.balancer.spi.ClientSubset;
 import io.steelyard.balancer.spi.SlowStartConfig;
 import io.steelyard.balancer.spi.WeightedPolicyConfig;
 import io.steelyard.balancer.spi.ZoneRoutingConfig;
@@ -79,7 +79,7 @@ public final class PolicyConfigParser {
       Object value = entry.getValue();
       if (field.equals(WeightedPolicyConfig.FIELD_SUBSET_SIZE)
           || field.equals(WeightedPolicyConfig.FIELD_SUBSET_CLIENT_ID)
-          || SubsetsParser.reads(field)) {
+          || SelectionParser.reads(field)) {
         continue; // parsed together below: one needs (or excludes) the other
       }
       if (!knownFields.contains(field)) {
@@ -93,16 +93,16 @@ public final class PolicyConfigParser {
     }
     if (rawConfig.containsKey(WeightedPolicyConfig.FIELD_SUBSET_SIZE)
         || rawConfig.containsKey(WeightedPolicyConfig.FIELD_SUBSET_CLIENT_ID)) {
-      ConfigOrError subset = SubsetOption.parse(policyName, rawConfig, s -> s);
-      if (subset.getError() != null) {
-        return subset;
+      ConfigOrError clientSubset = ClientSubsetOption.parse(policyName, rawConfig, s -> s);
+      if (clientSubset.getError() != null) {
+        return clientSubset;
       }
-      builder.subset((RendezvousSubset) subset.getConfig());
+      builder.clientSubset((ClientSubset) clientSubset.getConfig());
     }
-    String subsets = SubsetsParser.read(rawConfig, builder, unknown);
-    if (subsets != null) {
+    String selection = SelectionParser.read(rawConfig, builder, unknown);
+    if (selection != null) {
       return ConfigOrError.fromError(
-          Status.UNAVAILABLE.withDescription(policyName + "." + subsets));
+          Status.UNAVAILABLE.withDescription(policyName + "." + selection));
     }
     if (!unknown.isEmpty()) {
       warnOnce(rawConfig, unknown);
@@ -186,7 +186,7 @@ public final class PolicyConfigParser {
       return ": " + raw + " (expected: an object with \"" + SlowStartConfig.FIELD_WINDOW + "\")";
     }
     Map<?, ?> map = (Map<?, ?>) raw;
-    SubsetsParser.noteUnknown(map, SlowStartConfig.FIELDS, SlowStartConfig.FIELD, unknown);
+    SelectionParser.noteUnknown(map, SlowStartConfig.FIELDS, SlowStartConfig.FIELD, unknown);
     Object window = map.get(SlowStartConfig.FIELD_WINDOW);
     long windowNanos = parseDurationNanos(window);
     if (windowNanos <= 0) {
@@ -241,7 +241,7 @@ public final class PolicyConfigParser {
       return ": " + raw + " (expected: an object, e.g. {\"minLocalEndpoints\": 2})";
     }
     Map<?, ?> map = (Map<?, ?>) raw;
-    SubsetsParser.noteUnknown(map, ZoneRoutingConfig.FIELDS, ZoneRoutingConfig.FIELD, unknown);
+    SelectionParser.noteUnknown(map, ZoneRoutingConfig.FIELDS, ZoneRoutingConfig.FIELD, unknown);
     ZoneRoutingConfig.Builder zoneRouting = ZoneRoutingConfig.builder();
     if (map.containsKey(ZoneRoutingConfig.FIELD_ENABLED)) {
       Object value = map.get(ZoneRoutingConfig.FIELD_ENABLED);

@@ -4,18 +4,18 @@ import static java.util.Objects.requireNonNull;
 
 import com.google.common.base.Ticker;
 import io.steelyard.balancer.spi.SlowStartConfig;
-import io.steelyard.registry.EndpointWeights;
+import io.steelyard.balancer.spi.SlowStartWeights;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import javax.annotation.Nullable;
 import javax.annotation.concurrent.NotThreadSafe;
 
 /**
  * Slow start: which endpoints ramp, since when, and their ramped weights. Applied by the balancer
- * to the result of {@link EffectiveWeights#compute}, so every weighted policy ramps the same way.
+ * to the result of {@link io.steelyard.balancer.spi.EffectiveWeights#compute}, so every weighted
+ * policy ramps the same way.
  *
  * <p><b>When a ramp begins.</b> Every client must agree on when a server started without trusting
  * clocks (its own or the server's) and without restarting ramps when a client restarts. So the
@@ -35,25 +35,16 @@ import javax.annotation.concurrent.NotThreadSafe;
  * <p>"Usable" is READY with a positive effective weight. A ramp that loses usability ends; the
  * next usable period starts a new one.
  *
- * <p><b>Weights.</b> Weights are integers, so while any ramp runs every weight is multiplied by
- * {@value #SCALE} (less when that would exceed {@link EndpointWeights#MAX_WEIGHT}), and a
- * ramping endpoint's by {@link SlowStartConfig#factor} as well, at least 1: a weight-1 endpoint
- * ramps in 1 % steps. Proportions between non-ramping endpoints are unchanged; when the last ramp
- * ends the weights return to their declared values (the same proportions, so the same schedule).
+ * <p><b>Weights.</b> {@link SlowStartWeights#apply}, the function integrations that pick outside
+ * gRPC call too: while any ramp runs every weight is multiplied by {@value
+ * SlowStartWeights#SCALE} (less when that would exceed the registry's largest weight), and a
+ * ramping endpoint's by {@link SlowStartConfig#factor} as well; when the last ramp ends the
+ * weights return to their declared values (the same proportions, so the same schedule).
  *
  * <p>Threading: confined to the balancer's SynchronizationContext.
  */
 @NotThreadSafe
 final class SlowStart {
-
-  /** Weight multiplier while a ramp runs: the ramp's resolution for a weight-1 endpoint. */
-  static final int SCALE = 100;
-
-  /** Shortest interval between two picker rebuilds for ramps. */
-  static final long MIN_REFRESH_NANOS = TimeUnit.MILLISECONDS.toNanos(250);
-
-  /** Rebuilds per window at most: the ramp moves in about 5 % steps. */
-  static final int REFRESHES_PER_WINDOW = 20;
 
   private final Ticker ticker;
 
@@ -97,13 +88,14 @@ final class SlowStart {
   /**
    * Applies the ramps to {@code effective} (parallel to {@code keys}, changed in place) and
    * returns the factor every non-ramping weight was multiplied by: 1 when nothing ramps (or
-   * {@code config} is null, slow start off), else up to {@value #SCALE}. {@code ready[i]} says
-   * whether endpoint {@code i} is READY; it is usable when also {@code effective[i] > 0}.
+   * {@code config} is null, slow start off), else up to {@value SlowStartWeights#SCALE}. {@code
+   * ready[i]} says whether endpoint {@code i} is READY; it is usable when also {@code effective[i]
+   * > 0}.
    */
   int apply(@Nullable SlowStartConfig config, Object[] keys, boolean[] ready, int[] effective) {
     long now = ticker.read();
     ramping = false;
-    int max = 0;
+    long[] rampStarts = new long[keys.length];
     for (int i = 0; i < keys.length; i++) {
       Endpoint e = endpoints.computeIfAbsent(keys[i], k -> new Endpoint());
       boolean usable = ready[i] && effective[i] > 0;
@@ -119,31 +111,13 @@ final class SlowStart {
       }
       e.usable = usable;
       ramping |= e.ramping;
-      max = Math.max(max, effective[i]);
+      rampStarts[i] = e.ramping ? e.rampStartNanos : SlowStartWeights.NOT_RAMPING;
     }
-    if (!ramping) {
-      return 1;
-    }
-    int scale = Math.max(1, Math.min(SCALE, EndpointWeights.MAX_WEIGHT / max));
-    for (int i = 0; i < keys.length; i++) {
-      Endpoint e = endpoints.get(keys[i]);
-      if (e.ramping) {
-        double factor = config.factor(now - e.rampStartNanos);
-        effective[i] = (int) Math.max(1, Math.round((double) effective[i] * scale * factor));
-      } else {
-        effective[i] *= scale;
-      }
-    }
-    return scale;
+    return ramping ? SlowStartWeights.apply(config, effective, rampStarts, now) : 1;
   }
 
   /** Whether a ramp was running at the last {@link #apply}: the picker must be rebuilt later. */
   boolean ramping() {
     return ramping;
-  }
-
-  /** How long to wait before the next rebuild while ramps run: max(window / 20, 250 ms). */
-  static long refreshDelayNanos(SlowStartConfig config) {
-    return Math.max(MIN_REFRESH_NANOS, config.windowNanos() / REFRESHES_PER_WINDOW);
   }
 }

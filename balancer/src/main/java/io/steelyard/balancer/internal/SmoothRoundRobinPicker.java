@@ -84,7 +84,7 @@ final class SmoothRoundRobinPicker extends WeightedPicker {
     return new Factory(() -> positions);
   }
 
-  /** Each subset of a split walks positions of its own from {@code positions}, for exact tests. */
+  /** Each selection of a split walks positions of its own from {@code positions}, for exact tests. */
   @VisibleForTesting
   static PickerFactory newFactory(Supplier<StripedPositions> positions) {
     return new Factory(positions);

@@ -11,12 +11,12 @@ import java.util.concurrent.ThreadLocalRandom;
 import javax.annotation.Nullable;
 
 /**
- * A traffic split: each pick goes to subset {@code g}'s picker with probability {@code share[g] /
+ * A traffic split: each pick goes to selection {@code g}'s picker with probability {@code share[g] /
  * sum(share)}, one random {@code int} and a scan of the (at most {@value
- * io.steelyard.balancer.spi.EndpointSubsets#MAX_SELECTORS}) cumulative shares; no lock, no
- * allocation beyond the subset picker's own.
+ * io.steelyard.balancer.spi.EndpointSelection#MAX_SELECTORS}) cumulative shares; no lock, no
+ * allocation beyond the selection's picker's own.
  *
- * <p>Immutable and thread-safe; equal to another with the same subset pickers and shares.
+ * <p>Immutable and thread-safe; equal to another with the same selection pickers and shares.
  */
 final class SplitPicker extends SubchannelPicker {
 
@@ -57,8 +57,8 @@ final class SplitPicker extends SubchannelPicker {
     return pickers[g].pickSubchannel(args);
   }
 
-  /** The subsets' pickers, in split order. */
-  SubchannelPicker[] subsetPickers() {
+  /** The selections' pickers, in split order. */
+  SubchannelPicker[] selectionPickers() {
     return pickers.clone();
   }
 

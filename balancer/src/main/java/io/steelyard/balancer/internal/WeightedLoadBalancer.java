@@ -16,10 +16,12 @@ import io.grpc.Status;
 import io.grpc.SynchronizationContext.ScheduledHandle;
 import io.grpc.util.MultiChildLoadBalancer;
 import io.steelyard.balancer.spi.BalancerObserver;
+import io.steelyard.balancer.spi.EffectiveWeights;
 import io.steelyard.balancer.spi.EndpointState;
-import io.steelyard.balancer.spi.EndpointSubsets;
+import io.steelyard.balancer.spi.EndpointSelection;
 import io.steelyard.balancer.spi.PickerFactory;
-import io.steelyard.balancer.spi.RendezvousSubset;
+import io.steelyard.balancer.spi.SlowStartWeights;
+import io.steelyard.balancer.spi.ClientSubset;
 import io.steelyard.balancer.spi.WeightedPolicyConfig;
 import io.steelyard.registry.EndpointWeights;
 import io.steelyard.registry.Localities;
@@ -44,14 +46,14 @@ import org.slf4j.LoggerFactory;
  *
  * <ol>
  *   <li>which endpoints get a child: {@link #createChildAddressesMap}, all of them, or this
- *       client's {@link RendezvousSubset} when the config sets {@code subsetSize} ({@link Subsetting});
+ *       client's {@link ClientSubset} when the config sets {@code subsetSize} ({@link ClientSubsetting});
  *   <li>declared weight per endpoint: {@link EndpointWeights#WEIGHT}, {@value
  *       EndpointWeights#DEFAULT_WEIGHT} when absent, read in {@link #createChildAddressesMap};
- *   <li>eligibility and effective weight: {@link EffectiveWeights};
+ *   <li>eligibility and effective weight: {@link EffectiveWeights}, the rule integrations call too;
  *   <li>slow start, when the config turns it on: {@link SlowStart} ramps the effective weight of
  *       endpoints that recently became usable, and a timer rebuilds the picker while ramps run
- *       (at most once per {@link SlowStart#refreshDelayNanos}: max(window / 20, 250 ms));
- *   <li>metadata subsets, when the config sets {@code subset} or {@code split}: {@link Subsets}
+ *       (at most once per {@link SlowStartWeights#refreshDelayNanos}: max(window / 20, 250 ms));
+ *   <li>metadata subsets, when the config sets {@code subset} or {@code split}: {@link Selection}
  *       chooses the READY eligible children each picker covers (a split: per call, by share);
  *   <li>the zone step, when the caller's zone is known ({@link ZoneRouting}): within the chosen
  *       subset (or over every endpoint), which share of calls stays in the caller's zone and how
@@ -74,7 +76,7 @@ import org.slf4j.LoggerFactory;
  * each READY endpoint's child key.
  *
  * <p><b>Panic</b> ({@link WeightedPolicyConfig#panicThresholdPercent()}, decided by {@link
- * EffectiveWeights#panic}): when too few of the endpoints that are READY or TRANSIENT_FAILURE are
+ * PanicThreshold#panic}): when too few of the endpoints that are READY or TRANSIENT_FAILURE are
  * usable (READY and not drained), the picker also gets every child
  * whose connection still stands although it is excluded: drained ones (weight 1, as when all are
  * drained) and ones that went from READY straight to TRANSIENT_FAILURE, which is how a health
@@ -107,7 +109,8 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
               true);
 
   private final PickerFactory pickerFactory;
-  private final EffectiveWeights effectiveWeights;
+  private final EffectiveWeights eligibility;
+  private final PanicThreshold panicThreshold;
   private final SlowStart slowStart;
   private final ZoneRouting zoneRouting;
   /** The pending picker rebuild while ramps run, or null. */
@@ -128,7 +131,7 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
   /** Metadata per child key that has any, from the latest non-empty resolution. */
   private Map<Object, Map<String, String>> metadata = new HashMap<>();
 
-  private final Subsets subsets = new Subsets();
+  private final Selection subsets = new Selection();
 
   /** Told about every endpoint after each update; null when the channel asked for no metrics. */
   @Nullable private final BalancerObserver observer;
@@ -147,7 +150,8 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
       Helper helper, String policyName, PickerFactory pickerFactory, Ticker ticker) {
     super(helper);
     this.pickerFactory = requireNonNull(pickerFactory, "pickerFactory");
-    this.effectiveWeights = new EffectiveWeights(policyName);
+    this.eligibility = new EffectiveWeights(policyName);
+    this.panicThreshold = new PanicThreshold(policyName);
     this.slowStart = new SlowStart(ticker);
     this.zoneRouting = new ZoneRouting(policyName);
     this.policyName = policyName;
@@ -178,7 +182,7 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
   protected Map<Object, ResolvedAddresses> createChildAddressesMap(
       ResolvedAddresses resolvedAddresses) {
     Map<Object, ResolvedAddresses> children = super.createChildAddressesMap(resolvedAddresses);
-    children = Subsetting.keep(children, resolvedAddresses.getLoadBalancingPolicyConfig());
+    children = ClientSubsetting.keep(children, resolvedAddresses.getLoadBalancingPolicyConfig());
     if (!children.isEmpty()) {
       Map<Object, Integer> weights = new HashMap<>(children.size() * 2);
       Map<Object, String> labels = new HashMap<>(children.size() * 2);
@@ -252,7 +256,7 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
       Integer w = declaredWeights.get(children.get(i).getKey());
       declared[i] = w == null ? EndpointWeights.DEFAULT_WEIGHT : w;
     }
-    int[] effective = effectiveWeights.compute(declared);
+    int[] effective = eligibility.compute(declared);
     Object[] keys = new Object[children.size()];
     boolean[] ready = new boolean[children.size()];
     for (int i = 0; i < keys.length; i++) {
@@ -290,8 +294,8 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
     if (observer != null || (readyPickers.isEmpty() && !failing.isEmpty())) {
       report(children, effective, scale, readyPickers.isEmpty() && !failing.isEmpty());
     }
-    if (effectiveWeights.panic(readyPickers.size(), settled, config.panicThresholdPercent())) {
-      if (effectiveWeights.panicBegan()) {
+    if (panicThreshold.panic(readyPickers.size(), settled, config.panicThresholdPercent())) {
+      if (panicThreshold.panicBegan()) {
         countPanic();
       }
       readyPickers.clear();
@@ -312,7 +316,7 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
       SubchannelPicker[] pickers = readyPickers.toArray(new SubchannelPicker[0]);
       int[] pickWeights = Arrays.copyOf(readyWeights, readyPickers.size());
       SubchannelPicker picker =
-          config.endpointSubsets() == null && zoneRouting.callerZone(config) == null
+          config.endpointSelection() == null && zoneRouting.callerZone(config) == null
               ? pickerFactory.newPicker(pickKeys, pickers, pickWeights, config)
               : subsets.newPicker(
                   pickerFactory, pickKeys, pickers, pickWeights, config, metadata::get,
@@ -329,12 +333,12 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
   /**
    * The zone step within each subset, over the READY {@code keys} with their {@code weights}:
    * its local share and spill are computed over the subset's endpoints only (their declared
-   * weights per zone, READY or not); {@link Subsets#POLICY_ONLY} without a caller zone.
+   * weights per zone, READY or not); {@link Selection#POLICY_ONLY} without a caller zone.
    */
-  private Subsets.Within zoneStep(
+  private Selection.Within zoneStep(
       List<ChildLbState> children, int[] declared, Object[] keys, int[] weights, int scale) {
     if (zoneRouting.callerZone(config) == null) {
-      return Subsets.POLICY_ONLY;
+      return Selection.POLICY_ONLY;
     }
     String[] pickZones = new String[keys.length];
     for (int i = 0; i < keys.length; i++) {
@@ -344,7 +348,7 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
       Map<String, Long> registered = new HashMap<>();
       for (int i = 0; i < children.size(); i++) {
         Object key = children.get(i).getKey();
-        if (selector == null || EndpointSubsets.matches(selector, metadata.get(key))) {
+        if (selector == null || EndpointSelection.matches(selector, metadata.get(key))) {
           registered.merge(zones.getOrDefault(key, ""), (long) declared[i], Long::sum);
         }
       }
@@ -368,7 +372,7 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
                     slowStartRefresh = null;
                     updateOverallBalancingState();
                   },
-                  SlowStart.refreshDelayNanos(config.slowStart()),
+                  SlowStartWeights.refreshDelayNanos(config.slowStart()),
                   TimeUnit.NANOSECONDS,
                   getHelper().getScheduledExecutorService());
     }

@@ -43,13 +43,13 @@ import org.slf4j.LoggerFactory;
  *       {@code (outstanding + 1) × penalty / weight + errorCost}, is lower than the local one's;
  *   <li><b>panic</b>: fewer READY local endpoints than {@code minLocalEndpoints}: route to every
  *       zone by weight, zone-blind, and log it at INFO;
- *   <li>no endpoint in the caller's zone at all, READY or not (a canary subset with no server
+ *   <li>no endpoint in the caller's zone at all, READY or not (a canary selection with no server
  *       there): route to every zone by weight, logged at DEBUG only, as it is not a failure.
  * </ul>
  *
- * Under a metadata {@code subset} or {@code split} ({@link Subsets}) the step runs once per
- * subset ({@link #plan}), over that subset's endpoints only: {@code up}, {@code exp} and the
- * local endpoint count are the subset's.
+ * Under a metadata {@code subset} or {@code split} ({@link Selection}) the step runs once per
+ * selection ({@link #plan}), over that selection's endpoints only: {@code up}, {@code exp} and
+ * the local endpoint count are the selection's.
  *
  * <p>An endpoint without zone metadata is in the empty zone {@code ""}. Without a caller zone, or
  * with {@code zoneRouting.enabled: false}, {@link #picker} returns null and the balancer builds
@@ -72,7 +72,7 @@ final class ZoneRouting {
   @Nullable private String resolverZone;
 
   /**
-   * The scopes (every endpoint: {@code ""}, or a subset) whose last picker routed to every zone
+   * The scopes (every endpoint: {@code ""}, or a selection) whose last picker routed to every zone
    * because too few local endpoints were READY: each change is logged once.
    */
   private final Set<String> localPanic = new HashSet<>();
@@ -166,7 +166,7 @@ final class ZoneRouting {
     String where = scope.isEmpty() ? "" : " (" + scope + ")";
     ZoneShares shares = ZoneShares.of(caller, up, registered, localCount, zr.minLocalEndpoints());
     if (shares.outcome() == ZoneShares.Outcome.NO_LOCAL_ZONE) {
-      // Not a panic: the scope (e.g. a canary subset) has no server in the caller's zone at all.
+      // Not a panic: the scope (e.g. a canary selection) has no server in the caller's zone at all.
       logger.debug("{}: zone {}{} has no endpoint; routing by weight across zones", policyName,
           caller, where);
       return null;

@@ -44,8 +44,8 @@ public interface PickerFactory {
    * One picker per group of one update's READY endpoints ({@code endpointKeys[g]}, {@code
    * childPickers[g]}, {@code weights[g]}, each group as in {@link #newPicker(Object[],
    * SubchannelPicker[], int[], WeightedPolicyConfig)}), built together: what the steps before the
-   * pick use when they divide the endpoints (a split's metadata subsets, each subset's zones) and
-   * pick within a group. Groups may share endpoints (subsets may overlap). The balancer makes one
+   * pick use when they divide the endpoints (a split's metadata selections, each selection's zones) and
+   * pick within a group. Groups may share endpoints (selections may overlap). The balancer makes one
    * call per update covering every group. A group's index is not a stable identity: groups come
    * and go between updates (a zone without spare capacity gets no group), so an index may name
    * another group after a rebuild. A factory that keeps state per endpoint ({@code

@@ -19,12 +19,12 @@ import javax.annotation.concurrent.Immutable;
  * ResolvedAddresses.getLoadBalancingPolicyConfig()} and the balancer hands each {@link
  * PickerFactory}.
  *
- * <p>Every weighted policy reads the {@link #COMMON_FIELDS}: deterministic subsetting ({@code
- * subsetSize}, {@code subsetClientId}: {@link RendezvousSubset}), {@link
+ * <p>Every weighted policy reads the {@link #COMMON_FIELDS}: the client subset ({@code
+ * subsetSize}, {@code subsetClientId}: {@link ClientSubset}), {@link
  * #FIELD_PANIC_THRESHOLD_PERCENT} (0..100, default 0 = off: when fewer than this share of the
  * endpoints are usable, pick among every endpoint that still has a connection) and {@link
- * SlowStartConfig#FIELD} (off by default) and the metadata subsets {@link
- * EndpointSubsets#FIELD_SUBSET} and {@link EndpointSubsets#FIELD_SPLIT} (off by default). {@code
+ * SlowStartConfig#FIELD} (off by default) and metadata selection {@link
+ * EndpointSelection#FIELD_SUBSET} and {@link EndpointSelection#FIELD_SPLIT} (off by default). {@code
  * weighted_least_request} (and its ORCA variant) also reads the {@link #LEAST_REQUEST_FIELDS}. A
  * field a policy does not read keeps its default here, so one immutable class serves every policy.
  *
@@ -46,10 +46,10 @@ public final class WeightedPolicyConfig {
   /** Every policy: below this share of usable endpoints (percent), picks ignore exclusions. */
   public static final String FIELD_PANIC_THRESHOLD_PERCENT = "panicThresholdPercent";
 
-  /** Every policy: how many endpoints this client keeps (deterministic subsetting), 1..10,000. */
+  /** Every policy: how many endpoints this client keeps (its client subset), 1..10,000. */
   public static final String FIELD_SUBSET_SIZE = "subsetSize";
 
-  /** Every policy: this client's identity for subsetting; default {@code $HOSTNAME}. */
+  /** Every policy: this client's identity for its client subset; default {@code $HOSTNAME}. */
   public static final String FIELD_SUBSET_CLIENT_ID = "subsetClientId";
 
   /** The fields every weighted policy reads, on top of its own. */
@@ -60,8 +60,8 @@ public final class WeightedPolicyConfig {
           FIELD_PANIC_THRESHOLD_PERCENT,
           SlowStartConfig.FIELD,
           ZoneRoutingConfig.FIELD,
-          EndpointSubsets.FIELD_SUBSET,
-          EndpointSubsets.FIELD_SPLIT);
+          EndpointSelection.FIELD_SUBSET,
+          EndpointSelection.FIELD_SPLIT);
 
   /** {@code weighted_least_request}: candidates drawn per pick, 2..10. */
   public static final String FIELD_CHOICE_COUNT = "choiceCount";
@@ -128,22 +128,22 @@ public final class WeightedPolicyConfig {
   private final boolean latency;
   private final long decayNanos;
   private final double errorPenalty;
-  @Nullable private final RendezvousSubset subset;
+  @Nullable private final ClientSubset clientSubset;
   private final int panicThresholdPercent;
   @Nullable private final SlowStartConfig slowStart;
   private final ZoneRoutingConfig zoneRouting;
-  @Nullable private final EndpointSubsets endpointSubsets;
+  @Nullable private final EndpointSelection endpointSelection;
 
   private WeightedPolicyConfig(Builder builder) {
     this.choiceCount = orDefault(builder.choiceCount, DEFAULT_CHOICE_COUNT);
     this.latency = orDefault(builder.latency, DEFAULT_LATENCY);
     this.decayNanos = orDefault(builder.decayNanos, DEFAULT_DECAY_NANOS);
     this.errorPenalty = orDefault(builder.errorPenalty, DEFAULT_ERROR_PENALTY);
-    this.subset = builder.subset;
+    this.clientSubset = builder.clientSubset;
     this.panicThresholdPercent = orDefault(builder.panicThresholdPercent, 0);
     this.slowStart = builder.slowStart;
     this.zoneRouting = orDefault(builder.zoneRouting, ZoneRoutingConfig.DEFAULT);
-    this.endpointSubsets = builder.endpointSubsets;
+    this.endpointSelection = builder.endpointSelection;
   }
 
   private static <T> T orDefault(@Nullable T value, T defaultValue) {
@@ -175,10 +175,10 @@ public final class WeightedPolicyConfig {
     return errorPenalty;
   }
 
-  /** The subset this client keeps, or null when {@code subsetSize} is not set: every endpoint. */
+  /** The client subset this client keeps, or null when {@code subsetSize} is not set: every endpoint. */
   @Nullable
-  public RendezvousSubset subset() {
-    return subset;
+  public ClientSubset clientSubset() {
+    return clientSubset;
   }
 
   /** Below this share of usable endpoints (percent), picks ignore exclusions; 0 means never. */
@@ -202,8 +202,8 @@ public final class WeightedPolicyConfig {
    * default) for every endpoint.
    */
   @Nullable
-  public EndpointSubsets endpointSubsets() {
-    return endpointSubsets;
+  public EndpointSelection endpointSelection() {
+    return endpointSelection;
   }
 
   private static String formatDuration(long nanos) {
@@ -223,11 +223,11 @@ public final class WeightedPolicyConfig {
         && latency == that.latency
         && decayNanos == that.decayNanos
         && Double.compare(errorPenalty, that.errorPenalty) == 0
-        && Objects.equals(subset, that.subset)
+        && Objects.equals(clientSubset, that.clientSubset)
         && panicThresholdPercent == that.panicThresholdPercent
         && Objects.equals(slowStart, that.slowStart)
         && zoneRouting.equals(that.zoneRouting)
-        && Objects.equals(endpointSubsets, that.endpointSubsets);
+        && Objects.equals(endpointSelection, that.endpointSelection);
   }
 
   @Override
@@ -237,11 +237,11 @@ public final class WeightedPolicyConfig {
         latency,
         decayNanos,
         errorPenalty,
-        subset,
+        clientSubset,
         panicThresholdPercent,
         slowStart,
         zoneRouting,
-        endpointSubsets);
+        endpointSelection);
   }
 
   @Override
@@ -254,11 +254,11 @@ public final class WeightedPolicyConfig {
         + formatDuration(decayNanos)
         + ", errorPenalty="
         + errorPenalty
-        + (subset == null ? "" : ", subset=" + subset)
+        + (clientSubset == null ? "" : ", clientSubset=" + clientSubset)
         + (panicThresholdPercent == 0 ? "" : ", panicThresholdPercent=" + panicThresholdPercent)
         + (slowStart == null ? "" : ", slowStart=" + slowStart)
         + (zoneRouting.equals(ZoneRoutingConfig.DEFAULT) ? "" : ", zoneRouting=" + zoneRouting)
-        + (endpointSubsets == null ? "" : ", " + endpointSubsets)
+        + (endpointSelection == null ? "" : ", " + endpointSelection)
         + "}";
   }
 
@@ -271,11 +271,11 @@ public final class WeightedPolicyConfig {
     @Nullable private Boolean latency;
     @Nullable private Long decayNanos;
     @Nullable private Double errorPenalty;
-    @Nullable private RendezvousSubset subset;
+    @Nullable private ClientSubset clientSubset;
     @Nullable private Integer panicThresholdPercent;
     @Nullable private SlowStartConfig slowStart;
     @Nullable private ZoneRoutingConfig zoneRouting;
-    @Nullable private EndpointSubsets endpointSubsets;
+    @Nullable private EndpointSelection endpointSelection;
 
     private Builder() {}
 
@@ -322,10 +322,10 @@ public final class WeightedPolicyConfig {
       return this;
     }
 
-    /** Deterministic subsetting; not set (the default) keeps every endpoint. */
-    public Builder subset(RendezvousSubset subset) {
-      checkState(this.subset == null, "subset already set");
-      this.subset = requireNonNull(subset, "subset");
+    /** See {@link WeightedPolicyConfig#clientSubset()}; not set (the default) keeps every endpoint. */
+    public Builder clientSubset(ClientSubset clientSubset) {
+      checkState(this.clientSubset == null, "clientSubset already set");
+      this.clientSubset = requireNonNull(clientSubset, "clientSubset");
       return this;
     }
 
@@ -355,10 +355,10 @@ public final class WeightedPolicyConfig {
       return this;
     }
 
-    /** See {@link WeightedPolicyConfig#endpointSubsets()}; not set (the default): all endpoints. */
-    public Builder endpointSubsets(EndpointSubsets endpointSubsets) {
-      checkState(this.endpointSubsets == null, "endpointSubsets already set");
-      this.endpointSubsets = requireNonNull(endpointSubsets, "endpointSubsets");
+    /** See {@link WeightedPolicyConfig#endpointSelection()}; not set (the default): all endpoints. */
+    public Builder endpointSelection(EndpointSelection endpointSelection) {
+      checkState(this.endpointSelection == null, "endpointSelection already set");
+      this.endpointSelection = requireNonNull(endpointSelection, "endpointSelection");
       return this;
     }
 

@@ -51,7 +51,7 @@ class PanicThresholdTest {
   private final List<List<String>> panicMetric = new ArrayList<>();
   private final ListAppender<ILoggingEvent> log = new ListAppender<>();
   private final ch.qos.logback.classic.Logger logger =
-      (ch.qos.logback.classic.Logger) LoggerFactory.getLogger(EffectiveWeights.class);
+      (ch.qos.logback.classic.Logger) LoggerFactory.getLogger(PanicThreshold.class);
   private WeightedLoadBalancer lb;
 
   @BeforeEach

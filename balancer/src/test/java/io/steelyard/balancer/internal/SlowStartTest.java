@@ -13,6 +13,7 @@ import io.grpc.LoadBalancer.ResolvedAddresses;
 import io.grpc.Status;
 import io.grpc.util.ForwardingLoadBalancerHelper;
 import io.steelyard.balancer.spi.SlowStartConfig;
+import io.steelyard.balancer.spi.SlowStartWeights;
 import io.steelyard.balancer.spi.WeightedPolicyConfig;
 import io.steelyard.registry.EndpointWeights;
 import io.steelyard.testkit.grpc.FakeHelper;
@@ -175,7 +176,7 @@ class SlowStartTest {
     assertThat(helper.pickers().size() - published).isEqualTo(18);
     assertThat(weights()).isEqualTo(Map.of("a", 1, "b", 1));
     assertThat(scheduler.pending()).isZero();
-    assertThat(SlowStart.refreshDelayNanos(new SlowStartConfig(TimeUnit.SECONDS.toNanos(2), 1, 10)))
+    assertThat(SlowStartWeights.refreshDelayNanos(new SlowStartConfig(TimeUnit.SECONDS.toNanos(2), 1, 10)))
         .isEqualTo(TimeUnit.MILLISECONDS.toNanos(250));
   }
 

@@ -16,6 +16,7 @@ import io.grpc.LoadBalancer.PickResult;
 import io.grpc.LoadBalancer.ResolvedAddresses;
 import io.grpc.LoadBalancer.SubchannelPicker;
 import io.grpc.Status;
+import io.steelyard.balancer.spi.EffectiveWeights;
 import io.steelyard.registry.EndpointWeights;
 import io.steelyard.registry.Localities;
 import io.steelyard.testkit.grpc.FakeHelper;

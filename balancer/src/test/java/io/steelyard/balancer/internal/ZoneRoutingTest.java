@@ -201,7 +201,7 @@ class ZoneRoutingTest {
     log.start();
     try {
       ZoneRouting routing = new ZoneRouting("weighted_random", random);
-      // A subset deployed to zone b only: no endpoint of it in zone a, READY or not.
+      // A selection deployed to zone b only: no endpoint of it in zone a, READY or not.
       SubchannelPicker canary =
           routing.picker(weightedRandom, new Object[] {"b0", "b1"}, childPickers(2),
               new int[] {1, 1}, new String[] {"b", "b"}, Map.of("b", 2L), inZone("a"), 1);

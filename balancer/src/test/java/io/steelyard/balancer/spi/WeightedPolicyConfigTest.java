@@ -17,7 +17,7 @@ class WeightedPolicyConfigTest {
     assertThat(config.errorPenalty()).isEqualTo(WeightedPolicyConfig.DEFAULT_ERROR_PENALTY);
     assertThat(config.latency()).isEqualTo(WeightedPolicyConfig.DEFAULT_LATENCY);
     assertThat(config.panicThresholdPercent()).isZero();
-    assertThat(config.subset()).isNull();
+    assertThat(config.clientSubset()).isNull();
     assertThat(config.slowStart()).isNull();
     assertThat(WeightedPolicyConfig.builder().build()).isEqualTo(WeightedPolicyConfig.DEFAULT);
   }

@@ -1,8 +1,9 @@
 package io.steelyard.spring.cloud;
 
 import io.steelyard.balancer.spi.AliasTable;
-
-import io.steelyard.registry.Validation;
+import io.steelyard.balancer.spi.EffectiveWeights;
+import io.steelyard.balancer.spi.SlowStartConfig;
+import io.steelyard.balancer.spi.SlowStartWeights;
 import java.util.List;
 import javax.annotation.Nullable;
 import org.springframework.cloud.client.ServiceInstance;
@@ -16,17 +17,14 @@ import reactor.core.publisher.Mono;
  * instances and, per instance, the finished answer ({@code Mono<Response>}) a load balancer
  * returns, built once. A pick is one random {@code long}, two array reads and no allocation.
  *
- * <p>Eligibility is the balancer's rule (registry-core's weights, DESIGN.md section 3): weight 0
- * is drained and never picked while another instance has a positive weight; when every instance
- * is drained, all are picked with equal weights. During slow start the picker is good until
- * {@link #refreshAtNanos()}, then rebuilt with the ramps' new factors.
+ * <p>The weights are the balancer's: the caller applies its eligibility rule ({@link
+ * EffectiveWeights}: weight 0 is drained, and when every instance is drained all count 1), and
+ * this picker its slow-start weight function ({@link SlowStartWeights}). During slow start the
+ * picker is good until {@link #refreshAtNanos()}, then rebuilt with the ramps' new factors.
  *
  * <p>Threading: immutable, safe to share.
  */
 final class InstancePicker {
-
-  /** Weight multiplier while a ramp runs: a weight-1 instance ramps in 1 % steps (as the balancer). */
-  static final int SCALE = 100;
 
   /** No ramp: picks stay good until the list changes. */
   static final long NEVER = Long.MAX_VALUE;
@@ -52,49 +50,24 @@ final class InstancePicker {
   }
 
   /**
-   * A picker over {@code instances} with declared {@code weights}; {@code rampStartNanos[i]} is
-   * when instance {@code i} began to ramp ({@link Long#MIN_VALUE}: not ramping), judged at {@code
-   * nowNanos} against {@code ramp} (null: slow start off).
+   * A picker over {@code instances} with their {@code effective} weights ({@link
+   * EffectiveWeights}); {@code rampStartNanos[i]} is when instance {@code i} began to ramp
+   * ({@link SlowStartWeights#NOT_RAMPING}: not ramping), judged at {@code nowNanos} against
+   * {@code slowStart} (null: slow start off).
    */
   @SuppressWarnings("unchecked")
   static InstancePicker of(
-      List<ServiceInstance> instances, int[] weights, long[] rampStartNanos,
-      @Nullable SlowStartRamp ramp, long nowNanos) {
+      List<ServiceInstance> instances, int[] effective, long[] rampStartNanos,
+      @Nullable SlowStartConfig slowStart, long nowNanos) {
     int n = instances.size();
-    int[] effective = new int[n];
-    boolean anyPositive = false;
-    int max = 0;
-    for (int i = 0; i < n; i++) {
-      effective[i] = weights[i];
-      anyPositive |= weights[i] > 0;
-      max = Math.max(max, weights[i]);
-    }
-    if (!anyPositive) {
-      java.util.Arrays.fill(effective, 1);
-      max = 1;
-    }
+    int[] weights = effective.clone();
     long refreshAt = NEVER;
-    if (ramp != null && anyPositive) {
-      boolean ramping = false;
-      for (int i = 0; i < n; i++) {
-        ramping |= effective[i] > 0 && rampStartNanos[i] != Long.MIN_VALUE
-            && nowNanos - rampStartNanos[i] < ramp.windowNanos();
-      }
-      if (ramping) {
-        int scale = Math.max(1, Math.min(SCALE, Validation.MAX_WEIGHT / max));
-        for (int i = 0; i < n; i++) {
-          if (effective[i] > 0 && rampStartNanos[i] != Long.MIN_VALUE) {
-            double factor = ramp.factor(nowNanos - rampStartNanos[i]);
-            effective[i] = (int) Math.max(1, Math.round((double) effective[i] * scale * factor));
-          } else {
-            effective[i] *= scale;
-          }
-        }
-        refreshAt = nowNanos + ramp.refreshNanos();
-      }
+    if (slowStart != null && SlowStartWeights.ramping(slowStart, weights, rampStartNanos, nowNanos)) {
+      SlowStartWeights.apply(slowStart, weights, rampStartNanos, nowNanos);
+      refreshAt = nowNanos + SlowStartWeights.refreshDelayNanos(slowStart);
     }
     int eligible = 0;
-    for (int w : effective) {
+    for (int w : weights) {
       if (w > 0) {
         eligible++;
       }
@@ -103,8 +76,8 @@ final class InstancePicker {
     Mono<Response<ServiceInstance>>[] answers = new Mono[eligible];
     int j = 0;
     for (int i = 0; i < n; i++) {
-      if (effective[i] > 0) {
-        tableWeights[j] = effective[i];
+      if (weights[i] > 0) {
+        tableWeights[j] = weights[i];
         answers[j] = Mono.just(new DefaultResponse(instances.get(i)));
         j++;
       }

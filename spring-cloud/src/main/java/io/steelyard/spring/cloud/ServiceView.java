@@ -3,6 +3,9 @@ package io.steelyard.spring.cloud;
 import static java.util.Objects.requireNonNull;
 
 import com.google.common.annotations.VisibleForTesting;
+import io.steelyard.balancer.spi.EffectiveWeights;
+import io.steelyard.balancer.spi.SlowStartConfig;
+import io.steelyard.balancer.spi.SlowStartWeights;
 import io.steelyard.discovery.ServiceWatcher;
 import io.steelyard.discovery.Snapshot;
 import java.time.Duration;
@@ -28,8 +31,10 @@ import reactor.core.publisher.Sinks;
 /**
  * One service as this application sees it, live from a {@link ServiceWatcher}: the current
  * instance list, a weighted {@link InstancePicker} over it, and a {@link Flux} of every new list.
- * Slow start: an instance that appears after the first list, or whose weight goes from 0 to
- * positive (an undrain), ramps from that moment, as the balancer's policies ramp.
+ * The weights are the balancer's rules: eligibility by {@link EffectiveWeights} (drain, and
+ * every instance drained) and slow start by {@link SlowStartWeights}. When a ramp begins is this
+ * class's rule: an instance that appears after the first list, or whose weight goes from 0 to
+ * positive (an undrain), ramps from that moment.
  *
  * <p>Threading: {@link #onSnapshot} runs on the discovery thread, one call at a time; readers
  * ({@link #picker()}, {@link #instances()}, {@link #lists()}) run on any thread and never block.
@@ -39,7 +44,7 @@ final class ServiceView implements ServiceWatcher.Listener {
   private static final Logger logger = LoggerFactory.getLogger(ServiceView.class);
 
   private final String service;
-  @Nullable private final SlowStartRamp ramp;
+  @Nullable private final SlowStartConfig slowStart;
   private final LongSupplier nanoTime;
   private final CompletableFuture<Void> firstList = new CompletableFuture<>();
   private final Sinks.Many<List<ServiceInstance>> lists = Sinks.many().replay().latest();
@@ -51,14 +56,16 @@ final class ServiceView implements ServiceWatcher.Listener {
   /** Discovery thread only. */
   private boolean listed;
 
-  private boolean allDrained;
+  /** Discovery thread only: logs once when every instance becomes drained. */
+  private final EffectiveWeights eligibility;
 
   /** What a rebuild for a moving ramp needs: the picker and what it was made of. */
-  private record State(InstancePicker picker, int[] weights, long[] rampStartNanos) {}
+  private record State(InstancePicker picker, int[] effective, long[] rampStartNanos) {}
 
-  ServiceView(String service, @Nullable SlowStartRamp ramp, LongSupplier nanoTime) {
+  ServiceView(String service, @Nullable SlowStartConfig slowStart, LongSupplier nanoTime) {
     this.service = requireNonNull(service, "service");
-    this.ramp = ramp;
+    this.eligibility = new EffectiveWeights(service);
+    this.slowStart = slowStart;
     this.nanoTime = requireNonNull(nanoTime, "nanoTime");
   }
 
@@ -76,19 +83,17 @@ final class ServiceView implements ServiceWatcher.Listener {
     int[] weights = new int[n];
     long[] starts = new long[n];
     Map<String, Long> next = new HashMap<>();
-    boolean anyPositive = false;
     for (int i = 0; i < n; i++) {
       io.steelyard.registry.ServiceInstance r = registered.get(i);
       instances.add(new SteelyardServiceInstance(r));
       weights[i] = r.weight();
-      anyPositive |= r.weight() > 0;
-      starts[i] = Long.MIN_VALUE;
+      starts[i] = SlowStartWeights.NOT_RAMPING;
       if (r.weight() > 0) {
         Long start = rampStarts.get(r.address());
         if (start == null) {
           // Serving before this application listed the service: no ramp (a restarted client
           // must not starve the servers it finds).
-          start = listed ? now : Long.MIN_VALUE;
+          start = listed ? now : SlowStartWeights.NOT_RAMPING;
         }
         next.put(r.address(), start);
         starts[i] = start;
@@ -97,13 +102,9 @@ final class ServiceView implements ServiceWatcher.Listener {
     rampStarts.clear();
     rampStarts.putAll(next);
     listed = true;
-    if (n > 0 && !anyPositive && !allDrained) {
-      logger.warn("{}: all {} instances have weight 0 (drained); using them with equal weights"
-          + " until one has a positive weight", service, n);
-    }
-    allDrained = n > 0 && !anyPositive;
+    int[] effective = eligibility.compute(weights);
     List<ServiceInstance> list = Collections.unmodifiableList(instances);
-    state.set(new State(InstancePicker.of(list, weights, starts, ramp, now), weights, starts));
+    state.set(new State(InstancePicker.of(list, effective, starts, slowStart, now), effective, starts));
     lists.tryEmitNext(list);
     firstList.complete(null);
   }
@@ -120,8 +121,8 @@ final class ServiceView implements ServiceWatcher.Listener {
       long now = nanoTime.getAsLong();
       if (now >= s.picker.refreshAtNanos()) {
         State fresh = new State(
-            InstancePicker.of(s.picker.instances(), s.weights, s.rampStartNanos, ramp, now),
-            s.weights, s.rampStartNanos);
+            InstancePicker.of(s.picker.instances(), s.effective, s.rampStartNanos, slowStart, now),
+            s.effective, s.rampStartNanos);
         // Never over a newer list the discovery thread published meanwhile.
         state.compareAndSet(s, fresh);
         return fresh.picker;

@@ -1,5 +1,6 @@
 package io.steelyard.spring.cloud;
 
+import io.steelyard.balancer.spi.SlowStartConfig;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.KeyLayout;
 import io.steelyard.spring.SteelyardEtcdAutoConfiguration;
@@ -52,17 +53,22 @@ public final class SteelyardCloudDiscoveryAutoConfiguration {
           "steelyard.cloud.discovery.first-list-timeout: " + timeout + " (expected: >= 0)");
     }
     return new WatchedServices(etcd, layout, steelyard.getDiscovery().getDebounce(),
-        steelyard.getDiscovery().getRelistInterval(), ramp(cloud.getLoadbalancer().getSlowStart()),
+        steelyard.getDiscovery().getRelistInterval(), slowStart(cloud.getLoadbalancer().getSlowStart()),
         timeout, System::nanoTime);
   }
 
   @Nullable
-  static SlowStartRamp ramp(SteelyardCloudProperties.SlowStart s) {
-    if (s.getWindow() == null || s.getWindow().isZero()) {
+  static SlowStartConfig slowStart(SteelyardCloudProperties.SlowStart s) {
+    Duration window = s.getWindow();
+    if (window == null || window.isZero()) {
       return null;
     }
+    if (window.isNegative()) {
+      throw new IllegalArgumentException(
+          "steelyard.cloud.loadbalancer.slow-start.window: " + window + " (expected: > 0s)");
+    }
     try {
-      return new SlowStartRamp(s.getWindow(), s.getAggression(), s.getMinWeightPercent());
+      return new SlowStartConfig(window.toNanos(), s.getAggression(), s.getMinWeightPercent());
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException("steelyard.cloud.loadbalancer.slow-start." + e.getMessage(), e);
     }

@@ -2,6 +2,7 @@ package io.steelyard.spring.cloud;
 
 import static java.util.Objects.requireNonNull;
 
+import io.steelyard.balancer.spi.EffectiveWeights;
 import io.steelyard.registry.Validation;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
@@ -71,12 +72,10 @@ final class SteelyardLoadBalancer implements ReactorServiceInstanceLoadBalancer 
     Cached c = cached;
     if (c.list != list) {
       int[] weights = new int[list.size()];
-      long[] noRamp = new long[list.size()];
       for (int i = 0; i < weights.length; i++) {
         weights[i] = weightOf(list.get(i));
-        noRamp[i] = Long.MIN_VALUE;
       }
-      c = new Cached(list, InstancePicker.of(list, weights, noRamp, null, 0));
+      c = new Cached(list, InstancePicker.of(list, EffectiveWeights.of(weights), new long[0], null, 0));
       cached = c;
     }
     return c.picker;

@@ -2,6 +2,7 @@ package io.steelyard.spring.cloud;
 
 import static java.util.Objects.requireNonNull;
 
+import io.steelyard.balancer.spi.SlowStartConfig;
 import io.steelyard.discovery.ServiceNameWatcher;
 import io.steelyard.discovery.ServiceWatcher;
 import io.steelyard.registry.EtcdConnection;
@@ -36,7 +37,7 @@ final class WatchedServices implements AutoCloseable {
   private final KeyLayout layout;
   private final Duration debounce;
   private final Duration relistInterval;
-  @Nullable private final SlowStartRamp ramp;
+  @Nullable private final SlowStartConfig slowStart;
   private final Duration firstListTimeout;
   private final LongSupplier nanoTime;
   private final ConcurrentHashMap<String, ServiceView> views = new ConcurrentHashMap<>();
@@ -53,12 +54,12 @@ final class WatchedServices implements AutoCloseable {
 
   WatchedServices(
       EtcdConnection etcd, KeyLayout layout, Duration debounce, Duration relistInterval,
-      @Nullable SlowStartRamp ramp, Duration firstListTimeout, LongSupplier nanoTime) {
+      @Nullable SlowStartConfig slowStart, Duration firstListTimeout, LongSupplier nanoTime) {
     this.etcd = requireNonNull(etcd, "etcd");
     this.layout = requireNonNull(layout, "layout");
     this.debounce = requireNonNull(debounce, "debounce");
     this.relistInterval = requireNonNull(relistInterval, "relistInterval");
-    this.ramp = ramp;
+    this.slowStart = slowStart;
     this.firstListTimeout = requireNonNull(firstListTimeout, "firstListTimeout");
     this.nanoTime = requireNonNull(nanoTime, "nanoTime");
   }
@@ -82,7 +83,7 @@ final class WatchedServices implements AutoCloseable {
   }
 
   private ServiceView watch(String service) {
-    ServiceView view = new ServiceView(service, ramp, nanoTime);
+    ServiceView view = new ServiceView(service, slowStart, nanoTime);
     ServiceWatcher watcher = ServiceWatcher.builder(etcd, service)
         .layout(layout)
         .debounce(debounce)

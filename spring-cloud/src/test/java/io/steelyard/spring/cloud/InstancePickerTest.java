@@ -2,6 +2,9 @@ package io.steelyard.spring.cloud;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.steelyard.balancer.spi.EffectiveWeights;
+import io.steelyard.balancer.spi.SlowStartConfig;
+import io.steelyard.balancer.spi.SlowStartWeights;
 import io.steelyard.registry.ServiceInstance;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -13,7 +16,10 @@ import org.junit.jupiter.api.Test;
 
 class InstancePickerTest {
 
-  private static final long NO_RAMP = Long.MIN_VALUE;
+  private static final long NO_RAMP = SlowStartWeights.NOT_RAMPING;
+
+  private static final SlowStartConfig RAMP_10S =
+      new SlowStartConfig(Duration.ofSeconds(10).toNanos(), 1.0, 10);
 
   @Test
   void picksInProportionToWeight() {
@@ -56,7 +62,7 @@ class InstancePickerTest {
 
   @Test
   void aRampingInstanceGetsItsRampedShareAndThePickerAsksToBeRebuilt() {
-    SlowStartRamp ramp = new SlowStartRamp(Duration.ofSeconds(10), 1.0, 10);
+    SlowStartConfig ramp = RAMP_10S;
     long start = 1_000_000_000L;
     // Half-way through its ramp the new instance (weight 1) counts 0.5 against the other's 1.
     InstancePicker p = picker(new int[] {1, 1}, new long[] {NO_RAMP, start}, ramp,
@@ -65,25 +71,32 @@ class InstancePickerTest {
     Map<String, Integer> counts = pick(p, 30_000);
 
     assertThat(counts.get("10.0.0.2:80") / 30_000.0).isBetween(0.31, 0.36);
-    assertThat(p.refreshAtNanos()).isEqualTo(start + Duration.ofSeconds(5).toNanos() + ramp.refreshNanos());
+    assertThat(p.refreshAtNanos()).isEqualTo(start + Duration.ofSeconds(5).toNanos() + SlowStartWeights.refreshDelayNanos(ramp));
   }
 
   @Test
   void aFinishedRampCountsTheFullWeightAndNeedsNoRebuild() {
-    SlowStartRamp ramp = new SlowStartRamp(Duration.ofSeconds(10), 1.0, 10);
-    InstancePicker p = picker(new int[] {1, 1}, new long[] {NO_RAMP, 0}, ramp, Duration.ofSeconds(11).toNanos());
+    InstancePicker p = picker(new int[] {1, 1}, new long[] {NO_RAMP, 0}, RAMP_10S, Duration.ofSeconds(11).toNanos());
 
     assertThat(p.refreshAtNanos()).isEqualTo(InstancePicker.NEVER);
     assertThat(pick(p, 20_000).get("10.0.0.2:80") / 20_000.0).isBetween(0.48, 0.52);
   }
 
   @Test
-  void rampStartsAtTheFloorPercent() {
-    SlowStartRamp ramp = new SlowStartRamp(Duration.ofSeconds(10), 1.0, 10);
+  void aRampStartsAtTheFloorPercent() {
+    long start = 1_000_000_000L;
+    // Just begun: the new instance (weight 1) counts 0.1 against the other's 1.
+    InstancePicker p = picker(new int[] {1, 1}, new long[] {NO_RAMP, start}, RAMP_10S, start);
 
-    assertThat(ramp.factor(0)).isEqualTo(0.1);
-    assertThat(ramp.factor(Duration.ofSeconds(5).toNanos())).isEqualTo(0.5);
-    assertThat(ramp.factor(Duration.ofSeconds(10).toNanos())).isEqualTo(1.0);
+    assertThat(pick(p, 30_000).get("10.0.0.2:80") / 30_000.0).isBetween(0.07, 0.11);
+  }
+
+  @Test
+  void aDrainedInstanceDoesNotRampWhileAnotherDoes() {
+    long start = 1_000_000_000L;
+    InstancePicker p = picker(new int[] {0, 1, 1}, new long[] {start, NO_RAMP, start}, RAMP_10S, start);
+
+    assertThat(pick(p, 1_000)).doesNotContainKey("10.0.0.1:80");
   }
 
   @Test
@@ -96,12 +109,12 @@ class InstancePickerTest {
     assertThat(SteelyardLoadBalancer.weightOf(noWeight)).isEqualTo(1);
   }
 
-  private static InstancePicker picker(int[] weights, long[] starts, SlowStartRamp ramp, long now) {
+  private static InstancePicker picker(int[] weights, long[] starts, SlowStartConfig ramp, long now) {
     List<org.springframework.cloud.client.ServiceInstance> list = new ArrayList<>();
     for (int i = 0; i < weights.length; i++) {
       list.add(new SteelyardServiceInstance(ServiceInstance.of("s", "10.0.0." + (i + 1) + ":80", weights[i])));
     }
-    return InstancePicker.of(list, weights, starts, ramp, now);
+    return InstancePicker.of(list, EffectiveWeights.of(weights), starts, ramp, now);
   }
 
   private static Map<String, Integer> pick(InstancePicker p, int n) {

@@ -2,6 +2,7 @@ package io.steelyard.spring.cloud;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.steelyard.balancer.spi.SlowStartConfig;
 import io.steelyard.registry.ServiceInstance;
 import java.time.Duration;
 import java.util.HashMap;
@@ -16,7 +17,7 @@ class ServiceViewTest {
   private static final Duration WINDOW = Duration.ofSeconds(10);
 
   private final AtomicLong now = new AtomicLong(1_000_000_000L);
-  private final ServiceView view = new ServiceView("s", new SlowStartRamp(WINDOW, 1.0, 10), now::get);
+  private final ServiceView view = new ServiceView("s", new SlowStartConfig(WINDOW.toNanos(), 1.0, 10), now::get);
 
   @Test
   void instancesOfTheFirstListDoNotRamp() {
@@ -59,6 +60,14 @@ class ServiceViewTest {
     view.onInstances(List.of(i("10.0.0.1:80", 1), i("10.0.0.2:80", 2)));
 
     assertThat(share(view.picker(), "10.0.0.2:80")).isBetween(0.47, 0.53); // 1 (2 × 0.5) against 1
+  }
+
+  @Test
+  void whenEveryInstanceIsDrainedAllAreChosenEqually() {
+    view.onInstances(List.of(i("10.0.0.1:80", 0), i("10.0.0.2:80", 0)));
+
+    assertThat(share(view.picker(), "10.0.0.2:80")).isBetween(0.47, 0.53);
+    assertThat(view.picker().refreshAtNanos()).isEqualTo(InstancePicker.NEVER);
   }
 
   @Test

@@ -1,6 +1,6 @@
-package io.steelyard.benchmarks.subset;
+package io.steelyard.benchmarks.clientsubset;
 
-import io.steelyard.balancer.spi.RendezvousSubset;
+import io.steelyard.balancer.spi.ClientSubset;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -11,24 +11,24 @@ import java.util.Set;
 import java.util.function.Function;
 
 /**
- * The fleet simulation of {@code RendezvousSubsetTest} over several subset sizes: n servers of
- * weights 1, 2, 5, 10 in turn, m clients each keeping a subset and spreading one unit of calls
- * over it by weight (as the policies' pickers do). Prints, per subset size, the connections per
+ * The fleet simulation of {@code ClientSubsetTest} over several client subset sizes: n servers
+ * of weights 1, 2, 5, 10 in turn, m clients each keeping a client subset and spreading one unit
+ * of calls over it by weight (as the policies' pickers do). Prints, per size, the connections per
  * server (min, mean, max, max/mean), the traffic error per server against its weight's share
  * (mean and max |got/expected - 1|, and per weight class), and the members changed per client
  * when one server joins and when one leaves.
  *
  * <pre>{@code
  * ./mvnw -B -q -pl benchmarks -am package -DskipTests
- * java -cp benchmarks/target/benchmarks.jar io.steelyard.benchmarks.subset.SubsetSimulation \
+ * java -cp benchmarks/target/benchmarks.jar io.steelyard.benchmarks.clientsubset.ClientSubsetSimulation \
  *     [--servers 1000] [--clients 10000] [--sizes 10,20,50]
  * }</pre>
  */
-public final class SubsetSimulation {
+public final class ClientSubsetSimulation {
 
   private static final int[] WEIGHTS = {1, 2, 5, 10};
 
-  private SubsetSimulation() {}
+  private ClientSubsetSimulation() {}
 
   public static void main(String[] args) {
     int servers = intArg(args, "--servers", 1_000);
@@ -100,7 +100,7 @@ public final class SubsetSimulation {
   private static List<Set<String>> subsets(List<String> fleet, int m, int k) {
     List<Set<String>> out = new ArrayList<>(m);
     for (int c = 0; c < m; c++) {
-      out.add(RendezvousSubset.of("client-" + c + ".pod.cluster.local", k).choose(fleet, Function.identity()));
+      out.add(ClientSubset.of("client-" + c + ".pod.cluster.local", k).choose(fleet, Function.identity()));
     }
     return out;
   }

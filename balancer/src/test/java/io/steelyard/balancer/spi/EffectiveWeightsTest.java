@@ -1,4 +1,4 @@
-package io.steelyard.balancer.internal;
+package io.steelyard.balancer.spi;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -10,6 +10,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.slf4j.LoggerFactory;
 
+/** The eligibility rule every balancer and integration calls: drain, and every endpoint drained. */
 class EffectiveWeightsTest {
 
   private final EffectiveWeights weights = new EffectiveWeights("weighted_random");
@@ -73,5 +74,22 @@ class EffectiveWeightsTest {
   void noEndpointsIsNotAllDrained() {
     assertThat(weights.compute(new int[0])).isEmpty();
     assertThat(notices()).isZero();
+  }
+
+  @Test
+  void thePureRuleGivesTheSameWeightsWithoutLoggingOrChangingItsArgument() {
+    int[] declared = {0, 0};
+
+    assertThat(EffectiveWeights.of(declared)).containsExactly(1, 1);
+    assertThat(EffectiveWeights.of(new int[] {0, 4})).containsExactly(0, 4);
+    assertThat(declared).containsExactly(0, 0);
+    assertThat(notices()).isZero();
+  }
+
+  @Test
+  void allDrainedNeedsAtLeastOneEndpointAndNoPositiveWeight() {
+    assertThat(EffectiveWeights.allDrained(new int[] {0, 0})).isTrue();
+    assertThat(EffectiveWeights.allDrained(new int[] {0, 1})).isFalse();
+    assertThat(EffectiveWeights.allDrained(new int[0])).isFalse();
   }
 }

@@ -11,7 +11,7 @@ import io.grpc.EquivalentAddressGroup;
 import io.grpc.LoadBalancer.PickResult;
 import io.grpc.LoadBalancer.ResolvedAddresses;
 import io.grpc.Status;
-import io.steelyard.balancer.spi.EndpointSubsets;
+import io.steelyard.balancer.spi.EndpointSelection;
 import io.steelyard.balancer.spi.WeightedPolicyConfig;
 import io.steelyard.registry.EndpointWeights;
 import io.steelyard.testkit.grpc.FakeHelper;
@@ -24,8 +24,8 @@ import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-/** The balancer reads each endpoint's metadata from the resolver's attribute for its subsets. */
-class SubsetBalancerTest {
+/** The balancer reads each endpoint's metadata from the resolver's attribute for its selection. */
+class SelectionBalancerTest {
 
   private static final SocketAddress A = InetSocketAddress.createUnresolved("a", 1);
   private static final SocketAddress B = InetSocketAddress.createUnresolved("b", 2);
@@ -47,14 +47,14 @@ class SubsetBalancerTest {
     return EndpointWeights.withWeight(new EquivalentAddressGroup(address), 1, Map.of("version", version));
   }
 
-  private void resolve(EndpointSubsets subsets, EquivalentAddressGroup... eags) {
+  private void resolve(EndpointSelection selection, EquivalentAddressGroup... eags) {
     helper.syncContext().execute(
         () -> lb.acceptResolvedAddresses(
             ResolvedAddresses.newBuilder()
                 .setAddresses(List.of(eags))
                 .setAttributes(Attributes.EMPTY)
                 .setLoadBalancingPolicyConfig(
-                    WeightedPolicyConfig.builder().endpointSubsets(subsets).build())
+                    WeightedPolicyConfig.builder().endpointSelection(selection).build())
                 .build()));
   }
 
@@ -76,7 +76,7 @@ class SubsetBalancerTest {
 
   @Test
   void picksOnlyTheEndpointsWhoseRegisteredMetadataMatches() {
-    resolve(EndpointSubsets.select(List.of(Map.of("version", "v2")), true), eag(A, "v1"), eag(B, "v2"), eag(C, "v2"));
+    resolve(EndpointSelection.select(List.of(Map.of("version", "v2")), true), eag(A, "v1"), eag(B, "v2"), eag(C, "v2"));
     ready(A);
     ready(B);
     ready(C);
@@ -85,8 +85,8 @@ class SubsetBalancerTest {
   }
 
   @Test
-  void aSubsetWhoseOnlyEndpointFailsFallsBackAndComesBackWhenItRecovers() {
-    resolve(EndpointSubsets.select(List.of(Map.of("version", "v2")), true), eag(A, "v1"), eag(B, "v2"));
+  void aSelectionWhoseOnlyEndpointFailsFallsBackAndComesBackWhenItRecovers() {
+    resolve(EndpointSelection.select(List.of(Map.of("version", "v2")), true), eag(A, "v1"), eag(B, "v2"));
     ready(A);
     ready(B);
     assertThat(picks(3)).containsOnly(B);
@@ -102,7 +102,7 @@ class SubsetBalancerTest {
 
   @Test
   void fallbackNoneFailsCallsWhileTheBalancerStaysReady() {
-    resolve(EndpointSubsets.select(List.of(Map.of("version", "v2")), false), eag(A, "v1"), eag(B, "v2"));
+    resolve(EndpointSelection.select(List.of(Map.of("version", "v2")), false), eag(A, "v1"), eag(B, "v2"));
     ready(A);
 
     PickResult result = helper.lastPicker().pickSubchannel(null);

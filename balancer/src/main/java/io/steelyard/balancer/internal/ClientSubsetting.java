@@ -2,7 +2,7 @@ package io.steelyard.balancer.internal;
 
 import io.grpc.EquivalentAddressGroup;
 import io.grpc.LoadBalancer.ResolvedAddresses;
-import io.steelyard.balancer.spi.RendezvousSubset;
+import io.steelyard.balancer.spi.ClientSubset;
 import io.steelyard.balancer.spi.WeightedPolicyConfig;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
@@ -12,21 +12,21 @@ import java.util.Set;
 import javax.annotation.Nullable;
 
 /**
- * Where a policy's endpoint list meets {@link RendezvousSubset}: of the children the balancer
- * would make, keep this client's subset. An endpoint is named by its first address ({@code
+ * Where a policy's endpoint list meets {@link ClientSubset}: of the children the balancer
+ * would make, keep this client's client subset. An endpoint is named by its first address ({@code
  * host:port}, the same text on every client), so every client ranks the same names.
  */
-final class Subsetting {
+final class ClientSubsetting {
 
-  private Subsetting() {}
+  private ClientSubsetting() {}
 
-  /** {@code children} restricted to the subset {@code config} asks for; all of them if none. */
+  /** {@code children} restricted to the client subset {@code config} asks for; all of them if none. */
   static Map<Object, ResolvedAddresses> keep(Map<Object, ResolvedAddresses> children, @Nullable Object config) {
-    RendezvousSubset subset = config instanceof WeightedPolicyConfig c ? c.subset() : null;
-    if (subset == null || children.size() <= subset.size()) {
+    ClientSubset clientSubset = config instanceof WeightedPolicyConfig c ? c.clientSubset() : null;
+    if (clientSubset == null || children.size() <= clientSubset.size()) {
       return children;
     }
-    Set<Object> kept = subset.choose(children.keySet(), k -> name(children.get(k).getAddresses().get(0)));
+    Set<Object> kept = clientSubset.choose(children.keySet(), k -> name(children.get(k).getAddresses().get(0)));
     Map<Object, ResolvedAddresses> out = new LinkedHashMap<>(kept.size() * 2);
     for (Map.Entry<Object, ResolvedAddresses> e : children.entrySet()) {
       if (kept.contains(e.getKey())) {

@@ -12,57 +12,57 @@ import java.util.function.Function;
 import javax.annotation.concurrent.Immutable;
 
 /**
- * Deterministic subsetting by rendezvous (highest-random-weight) hashing: a client connects to
- * the {@code size} endpoints whose hash with the client's identity is highest. The choice needs
- * nothing but the client's identity and the endpoint names, so it is stable across restarts of
- * the client and across clients' views arriving in any order.
+ * A client subset: deterministic subsetting by rendezvous (highest-random-weight) hashing. A
+ * client connects to the {@code size} endpoints whose hash with the client's identity is
+ * highest. The choice needs nothing but the client's identity and the endpoint names, so it is
+ * stable across restarts of the client and across clients' views arriving in any order.
  *
  * <pre>{@code
- * RendezvousSubset subset = RendezvousSubset.of("billing-7f9c", 20);
- * Set<String> chosen = subset.choose(addresses, a -> a);   // at most 20 of them
+ * ClientSubset clientSubset = ClientSubset.of("billing-7f9c", 20);
+ * Set<String> chosen = clientSubset.choose(addresses, a -> a);   // at most 20 of them
  * }</pre>
  *
- * <p>What it guarantees, shown by {@code RendezvousSubsetTest} (1,000 endpoints of mixed
- * weights, 10,000 clients, subset 20) and measured by {@code SubsetSimulation} in benchmarks:
+ * <p>What it guarantees, shown by {@code ClientSubsetTest} (1,000 endpoints of mixed
+ * weights, 10,000 clients, subset 20) and measured by {@code ClientSubsetSimulation} in benchmarks:
  *
  * <ul>
  *   <li><b>Churn</b>: adding or removing one endpoint changes at most one member of any client's
- *       subset, and only for about {@code size / n} of the clients: the ranking of the others
+ *       client subset, and only for about {@code size / n} of the clients: the ranking of the others
  *       does not move.
- *   <li><b>Connections</b>: each endpoint is in about {@code clients * size / n} subsets, a
+ *   <li><b>Connections</b>: each endpoint is in about {@code clients * size / n} client subsets, a
  *       binomial count (clients choose independently): the spread max/mean is about {@code 1 +
  *       3.2 / sqrt(clients * size / n)}, 1.2 once each endpoint averages ~260 clients.
  *   <li><b>Traffic follows weight</b>: membership ignores weights on purpose and the policy's
- *       picker spreads each client's calls over its subset by weight, so an endpoint's expected
+ *       picker spreads each client's calls over its client subset by weight, so an endpoint's expected
  *       share is its weight's share, up to the same binomial noise. Hashing weights into the
  *       ranking (weighted rendezvous, score {@code w / -ln u}) would instead put connections in
  *       proportion to weight (an endpoint of weight 10 holding ten times the connections of one
- *       of weight 1), and every weight change would move subsets; a drained endpoint (weight
- *       0) likewise stays in the subsets that hold it and takes no calls.
+ *       of weight 1), and every weight change would move client subsets; a drained endpoint (weight
+ *       0) likewise stays in the client subsets that hold it and takes no calls.
  * </ul>
  *
  * <p>Immutable and thread-safe. Cost: one 64-bit hash per endpoint and a heap of {@code size},
  * O(n log size) per call.
  */
 @Immutable
-public final class RendezvousSubset {
+public final class ClientSubset {
 
   private final String clientIdentity;
   private final long clientHash;
   private final int size;
 
-  private RendezvousSubset(String clientIdentity, int size) {
+  private ClientSubset(String clientIdentity, int size) {
     this.clientIdentity = requireNonNull(clientIdentity, "clientIdentity");
     if (size < 1) {
-      throw new IllegalArgumentException("subset size: " + size + " (expected: >= 1)");
+      throw new IllegalArgumentException("client subset size: " + size + " (expected: >= 1)");
     }
     this.size = size;
     this.clientHash = hash(clientIdentity);
   }
 
-  /** The subsetter of the client named {@code clientIdentity}, keeping {@code size} endpoints. */
-  public static RendezvousSubset of(String clientIdentity, int size) {
-    return new RendezvousSubset(clientIdentity, size);
+  /** The client subset of the client named {@code clientIdentity}, keeping {@code size} endpoints. */
+  public static ClientSubset of(String clientIdentity, int size) {
+    return new ClientSubset(clientIdentity, size);
   }
 
   public int size() {
@@ -127,7 +127,7 @@ public final class RendezvousSubset {
 
   @Override
   public boolean equals(Object o) {
-    return o instanceof RendezvousSubset that
+    return o instanceof ClientSubset that
         && size == that.size
         && clientIdentity.equals(that.clientIdentity);
   }
@@ -139,7 +139,7 @@ public final class RendezvousSubset {
 
   @Override
   public String toString() {
-    return "RendezvousSubset{client=" + clientIdentity + ", size=" + size + "}";
+    return "ClientSubset{client=" + clientIdentity + ", size=" + size + "}";
   }
 
   private record Ranked<T>(T item, String name, long score) implements Comparable<Ranked<T>> {

@@ -10,7 +10,7 @@ import io.grpc.EquivalentAddressGroup;
 import io.grpc.LoadBalancer.PickResult;
 import io.grpc.LoadBalancer.ResolvedAddresses;
 import io.grpc.LoadBalancer.SubchannelPicker;
-import io.steelyard.balancer.spi.EndpointSubsets;
+import io.steelyard.balancer.spi.EndpointSelection;
 import io.steelyard.balancer.spi.PickerFactory;
 import io.steelyard.balancer.spi.TracerDecorator;
 import io.steelyard.balancer.spi.WeightedPolicyConfig;
@@ -29,10 +29,10 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Split, then subset, then the zone step, then the policy's pick: each subset of a split routes
+ * Split, then selection, then the zone step, then the policy's pick: each selection of a split routes
  * by the caller's zone over its own endpoints.
  */
-class SubsetZoneBalancerTest {
+class SelectionZoneBalancerTest {
 
   // v1: one endpoint in zone a, one in b. v2: two in a (one never READY), one in b of weight 2.
   private static final SocketAddress V1_A = InetSocketAddress.createUnresolved("v1-a", 1);
@@ -41,8 +41,8 @@ class SubsetZoneBalancerTest {
   private static final SocketAddress V2_A_DOWN = InetSocketAddress.createUnresolved("v2-a2", 4);
   private static final SocketAddress V2_B = InetSocketAddress.createUnresolved("v2-b", 5);
 
-  private static final EndpointSubsets SPLIT_50_50 =
-      EndpointSubsets.split(
+  private static final EndpointSelection SPLIT_50_50 =
+      EndpointSelection.split(
           List.of(Map.of("version", "v1"), Map.of("version", "v2")),
           new int[] {5_000, 5_000});
 
@@ -64,7 +64,7 @@ class SubsetZoneBalancerTest {
     lb = new WeightedLoadBalancer(helper, "weighted_random", factory);
     WeightedPolicyConfig config =
         WeightedPolicyConfig.builder()
-            .endpointSubsets(SPLIT_50_50)
+            .endpointSelection(SPLIT_50_50)
             .zoneRouting(ZoneRoutingConfig.builder().zone("a").spillLoad(spillLoad).build())
             .build();
     helper.syncContext().execute(
@@ -97,27 +97,27 @@ class SubsetZoneBalancerTest {
   }
 
   @Test
-  void eachSubsetOfASplitRoutesByZoneOverItsOwnEndpoints() {
+  void eachSelectionOfASplitRoutesByZoneOverItsOwnEndpoints() {
     start(WeightedRandomPicker.newFactory(new Random(7)), 0);
 
     assertThat(helper.lastState()).isEqualTo(READY);
     assertThat(helper.lastPicker()).isInstanceOf(SplitPicker.class);
-    SubchannelPicker[] subsets = ((SplitPicker) helper.lastPicker()).subsetPickers();
+    SubchannelPicker[] selection = ((SplitPicker) helper.lastPicker()).selectionPickers();
     // v1: zone a's READY capacity (1 of 2) carries its registered share (1 of 2): all calls stay.
-    assertThat(picked(subsets[0], 200)).containsExactly(V1_A);
+    assertThat(picked(selection[0], 200)).containsExactly(V1_A);
     // v2: zone a has 1 READY of 3 READY weight against 2 of 4 registered: keeps (1/3)/(2/4) =
     // 2/3 of v2's calls and spills the rest to zone b. Over all five endpoints the share would
-    // be (2/5)/(3/6) = 4/5: the step must see the subset only.
-    assertThat(subsets[1]).isInstanceOf(ZonePicker.class);
-    assertThat(((ZonePicker) subsets[1]).localShare()).isCloseTo(2.0 / 3, within(1e-9));
-    assertThat(picked(subsets[1], 2_000)).containsExactlyInAnyOrder(V2_A, V2_B);
+    // be (2/5)/(3/6) = 4/5: the step must see the selection only.
+    assertThat(selection[1]).isInstanceOf(ZonePicker.class);
+    assertThat(((ZonePicker) selection[1]).localShare()).isCloseTo(2.0 / 3, within(1e-9));
+    assertThat(picked(selection[1], 2_000)).containsExactlyInAnyOrder(V2_A, V2_B);
   }
 
   @Test
-  void leastRequestKeepsOneLoadForEveryEndpointOfEverySubsetAndZone() {
+  void leastRequestKeepsOneLoadForEveryEndpointOfEverySelectionAndZone() {
     LeastRequestPickerFactory factory =
         new LeastRequestPickerFactory(new FakeTicker(), new Random(3), TracerDecorator.NONE);
-    // With a live-load spill every zone of every subset gets a picker, so every READY endpoint
+    // With a live-load spill every zone of every selection gets a picker, so every READY endpoint
     // has a load, kept by one factory call per update.
     start(factory, ZoneRoutingConfig.DEFAULT_SPILL_LOAD);
 

@@ -1,6 +1,6 @@
-package io.steelyard.benchmarks.subset;
+package io.steelyard.benchmarks.clientsubset;
 
-import io.steelyard.balancer.spi.RendezvousSubset;
+import io.steelyard.balancer.spi.ClientSubset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -19,8 +19,8 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * What choosing a subset costs a client on every resolution: {@link RendezvousSubset#choose} over
- * n endpoint names, subset 20 (one hash per endpoint and a heap of 20).
+ * What choosing its client subset costs a client on every resolution: {@link ClientSubset#choose}
+ * over n endpoint names, {@code subsetSize} 20 (one hash per endpoint and a heap of 20).
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
@@ -28,13 +28,13 @@ import org.openjdk.jmh.annotations.Warmup;
 @Measurement(iterations = 3, time = 1)
 @Fork(1)
 @State(Scope.Benchmark)
-public class SubsetBenchmark {
+public class ClientSubsetBenchmark {
 
   @Param({"1000", "10000"})
   public int n;
 
   private List<String> names;
-  private RendezvousSubset subset;
+  private ClientSubset clientSubset;
 
   @Setup
   public void setUp() {
@@ -42,11 +42,11 @@ public class SubsetBenchmark {
     for (int i = 0; i < n; i++) {
       names.add("10." + (i >> 16 & 255) + "." + (i >> 8 & 255) + "." + (i & 255) + ":50051");
     }
-    subset = RendezvousSubset.of("client-42.pod.cluster.local", 20);
+    clientSubset = ClientSubset.of("client-42.pod.cluster.local", 20);
   }
 
   @Benchmark
   public Set<String> choose() {
-    return subset.choose(names, Function.identity());
+    return clientSubset.choose(names, Function.identity());
   }
 }

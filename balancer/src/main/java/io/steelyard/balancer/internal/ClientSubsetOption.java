@@ -2,7 +2,7 @@ package io.steelyard.balancer.internal;
 
 import io.grpc.NameResolver.ConfigOrError;
 import io.grpc.Status;
-import io.steelyard.balancer.spi.RendezvousSubset;
+import io.steelyard.balancer.spi.ClientSubset;
 import io.steelyard.balancer.spi.WeightedPolicyConfig;
 import java.util.Map;
 import java.util.function.Function;
@@ -14,23 +14,23 @@ import java.util.function.Function;
  * {"loadBalancingConfig": [{"weighted_random": {"subsetSize": 20, "subsetClientId": "billing-7f9c"}}]}
  * }</pre>
  *
- * <p>{@code subsetSize} (an integer from 1 to {@value #MAX_SIZE}) turns subsetting on: the
- * balancer keeps a child only for the {@link RendezvousSubset} of the endpoints. {@code
+ * <p>{@code subsetSize} (an integer from 1 to {@value #MAX_SIZE}) turns the client subset on: the
+ * balancer keeps a child only for the {@link ClientSubset} of the endpoints. {@code
  * subsetClientId} names this client for the hashing; it defaults to {@code $HOSTNAME} (stable
  * across restarts of a pod or host), else to {@code pid-<pid>}. Two channels of one process with
- * one identity choose the same subset. {@code subsetClientId} without {@code subsetSize} is an
+ * one identity choose the same client subset. {@code subsetClientId} without {@code subsetSize} is an
  * error, so a half-written config is not silently a no-op.
  */
-final class SubsetOption {
+final class ClientSubsetOption {
 
   static final String SIZE = WeightedPolicyConfig.FIELD_SUBSET_SIZE;
   static final String CLIENT_ID = WeightedPolicyConfig.FIELD_SUBSET_CLIENT_ID;
   static final int MAX_SIZE = 10_000;
 
-  private SubsetOption() {}
+  private ClientSubsetOption() {}
 
   static ConfigOrError parse(
-      String policyName, Map<String, ?> raw, Function<RendezvousSubset, Object> toConfig) {
+      String policyName, Map<String, ?> raw, Function<ClientSubset, Object> toConfig) {
     Object size = raw.get(SIZE);
     Object id = raw.get(CLIENT_ID);
     if (size == null) {
@@ -52,7 +52,7 @@ final class SubsetOption {
     } else {
       identity = defaultIdentity();
     }
-    return ConfigOrError.fromConfig(toConfig.apply(RendezvousSubset.of(identity, (int) ((Number) size).doubleValue())));
+    return ConfigOrError.fromConfig(toConfig.apply(ClientSubset.of(identity, (int) ((Number) size).doubleValue())));
   }
 
   static String defaultIdentity() {

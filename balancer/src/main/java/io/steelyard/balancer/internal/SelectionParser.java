@@ -1,16 +1,16 @@
 package io.steelyard.balancer.internal;
 
-import static io.steelyard.balancer.spi.EndpointSubsets.FALLBACK_ANY;
-import static io.steelyard.balancer.spi.EndpointSubsets.FALLBACK_NONE;
-import static io.steelyard.balancer.spi.EndpointSubsets.FIELD_FALLBACK;
-import static io.steelyard.balancer.spi.EndpointSubsets.FIELD_PERCENT;
-import static io.steelyard.balancer.spi.EndpointSubsets.FIELD_SELECTOR;
-import static io.steelyard.balancer.spi.EndpointSubsets.FIELD_SPLIT;
-import static io.steelyard.balancer.spi.EndpointSubsets.FIELD_SUBSET;
-import static io.steelyard.balancer.spi.EndpointSubsets.MAX_SELECTORS;
-import static io.steelyard.balancer.spi.EndpointSubsets.TOTAL_BASIS_POINTS;
+import static io.steelyard.balancer.spi.EndpointSelection.FALLBACK_ANY;
+import static io.steelyard.balancer.spi.EndpointSelection.FALLBACK_NONE;
+import static io.steelyard.balancer.spi.EndpointSelection.FIELD_FALLBACK;
+import static io.steelyard.balancer.spi.EndpointSelection.FIELD_PERCENT;
+import static io.steelyard.balancer.spi.EndpointSelection.FIELD_SELECTOR;
+import static io.steelyard.balancer.spi.EndpointSelection.FIELD_SPLIT;
+import static io.steelyard.balancer.spi.EndpointSelection.FIELD_SUBSET;
+import static io.steelyard.balancer.spi.EndpointSelection.MAX_SELECTORS;
+import static io.steelyard.balancer.spi.EndpointSelection.TOTAL_BASIS_POINTS;
 
-import io.steelyard.balancer.spi.EndpointSubsets;
+import io.steelyard.balancer.spi.EndpointSelection;
 import io.steelyard.balancer.spi.WeightedPolicyConfig;
 import java.math.BigDecimal;
 import java.util.ArrayList;
@@ -21,19 +21,19 @@ import java.util.Set;
 import javax.annotation.Nullable;
 
 /**
- * Reads the {@value EndpointSubsets#FIELD_SUBSET} and {@value EndpointSubsets#FIELD_SPLIT}
- * options ({@link EndpointSubsets} has their shape) from a policy's raw JSON config. A bad value
+ * Reads the {@value EndpointSelection#FIELD_SUBSET} and {@value EndpointSelection#FIELD_SPLIT}
+ * options ({@link EndpointSelection} has their shape) from a policy's raw JSON config. A bad value
  * is one line naming the path to it and what was expected, e.g. {@code split[1].percent: 120
  * (expected: a number 0..100 in steps of 0.01)}; unknown fields inside the options are warnings,
  * as everywhere in a policy's config.
  */
-final class SubsetsParser {
+final class SelectionParser {
 
-  private static final Set<String> SUBSET_FIELDS = Set.of(FIELD_SELECTOR, FIELD_FALLBACK);
+  private static final Set<String> SELECT_FIELDS = Set.of(FIELD_SELECTOR, FIELD_FALLBACK);
   private static final Set<String> SPLIT_FIELDS = Set.of(FIELD_SELECTOR, FIELD_PERCENT);
   private static final String SELECTOR_EXAMPLE = "e.g. {\"version\": \"v2\"}";
 
-  private SubsetsParser() {}
+  private SelectionParser() {}
 
   /** Whether {@code field} is one this class reads. */
   static boolean reads(String field) {
@@ -42,7 +42,8 @@ final class SubsetsParser {
 
   /**
    * Reads the options present in {@code raw} into {@code builder}; unknown nested fields go to
-   * {@code unknown} as {@code subset.name}. Returns {@code "path: what is wrong"}, or null.
+   * {@code unknown} by path ({@code subset.name}, {@code split[1].name}). Returns {@code "path:
+   * what is wrong"}, or null.
    */
   @Nullable
   static String read(Map<String, ?> raw, WeightedPolicyConfig.Builder builder, List<String> unknown) {
@@ -60,11 +61,11 @@ final class SubsetsParser {
     if (result.error != null) {
       return result.error;
     }
-    builder.endpointSubsets(result.subsets);
+    builder.endpointSelection(result.selection);
     return null;
   }
 
-  private record Result(@Nullable EndpointSubsets subsets, @Nullable String error) {
+  private record Result(@Nullable EndpointSelection selection, @Nullable String error) {
     static Result error(String error) {
       return new Result(null, error);
     }
@@ -83,7 +84,7 @@ final class SubsetsParser {
         return Result.error(path + ": more than " + MAX_SELECTORS
             + " selectors (expected: at most " + MAX_SELECTORS + ")");
       }
-      noteUnknown(map, SUBSET_FIELDS, path, unknown);
+      noteUnknown(map, SELECT_FIELDS, path, unknown);
       Object selector = map.get(FIELD_SELECTOR);
       String problem = readSelector(selector, path + "." + FIELD_SELECTOR, selectors);
       if (problem != null) {
@@ -92,7 +93,7 @@ final class SubsetsParser {
       path = path + "." + FIELD_FALLBACK;
       Object fallback = map.containsKey(FIELD_FALLBACK) ? map.get(FIELD_FALLBACK) : FALLBACK_ANY;
       if (FALLBACK_ANY.equals(fallback) || FALLBACK_NONE.equals(fallback)) {
-        return new Result(EndpointSubsets.select(selectors, FALLBACK_ANY.equals(fallback)), null);
+        return new Result(EndpointSelection.select(selectors, FALLBACK_ANY.equals(fallback)), null);
       }
       if (!(fallback instanceof Map)) {
         return Result.error(path + ": " + quoted(fallback) + " (expected: \"" + FALLBACK_ANY + "\", \""
@@ -138,7 +139,7 @@ final class SubsetsParser {
       return Result.error(FIELD_SPLIT + ": percents sum to "
           + percentText(sum) + " (expected: 100)");
     }
-    return new Result(EndpointSubsets.split(selectors, basisPoints), null);
+    return new Result(EndpointSelection.split(selectors, basisPoints), null);
   }
 
   /** Adds the selector at {@code path} to {@code out}; returns what is wrong with it, or null. */

@@ -8,7 +8,7 @@ import io.grpc.Attributes;
 import io.grpc.EquivalentAddressGroup;
 import io.grpc.LoadBalancer.ResolvedAddresses;
 import io.grpc.NameResolver.ConfigOrError;
-import io.steelyard.balancer.spi.RendezvousSubset;
+import io.steelyard.balancer.spi.ClientSubset;
 import io.steelyard.balancer.spi.WeightedPolicyConfig;
 import io.steelyard.registry.EndpointWeights;
 import io.steelyard.testkit.grpc.FakeHelper;
@@ -27,7 +27,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /** {@code subsetSize} through a real {@link WeightedLoadBalancer} over a fake helper. */
-class SubsettingTest {
+class ClientSubsettingTest {
 
   private final FakeHelper helper = new FakeHelper();
   private WeightedLoadBalancer lb;
@@ -64,7 +64,7 @@ class SubsettingTest {
 
   private Set<String> live() {
     return helper.liveSubchannels().values().stream()
-        .map(sc -> Subsetting.name(sc.getAddresses()))
+        .map(sc -> ClientSubsetting.name(sc.getAddresses()))
         .collect(Collectors.toSet());
   }
 
@@ -75,8 +75,8 @@ class SubsettingTest {
     List<EquivalentAddressGroup> fleet = fleet(40, 1);
     resolve(fleet, config);
 
-    Set<String> expected = RendezvousSubset.of("client-a", 5)
-        .choose(fleet.stream().map(Subsetting::name).toList(), Function.identity());
+    Set<String> expected = ClientSubset.of("client-a", 5)
+        .choose(fleet.stream().map(ClientSubsetting::name).toList(), Function.identity());
     assertThat(helper.createdSubchannels()).hasSize(5);
     assertThat(live()).isEqualTo(expected);
     for (FakeSubchannel sc : helper.liveSubchannels().values()) {
@@ -108,8 +108,8 @@ class SubsettingTest {
 
   @Test
   void subsetOptionsAreValidatedWithTheFieldNamed() {
-    assertThat(((WeightedPolicyConfig) config(Map.of("subsetSize", 20.0))).subset().clientIdentity())
-        .isEqualTo(SubsetOption.defaultIdentity());
+    assertThat(((WeightedPolicyConfig) config(Map.of("subsetSize", 20.0))).clientSubset().clientIdentity())
+        .isEqualTo(ClientSubsetOption.defaultIdentity());
     Map<String, String> errors = new HashMap<>();
     for (Map<String, ?> raw : List.<Map<String, ?>>of(
         Map.of("subsetSize", 0.0), Map.of("subsetSize", 2.5), Map.of("subsetSize", "20"),

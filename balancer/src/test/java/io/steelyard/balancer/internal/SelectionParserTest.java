@@ -7,7 +7,7 @@ import io.grpc.Status;
 import io.grpc.internal.JsonParser;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import io.steelyard.balancer.spi.EndpointSubsets;
+import io.steelyard.balancer.spi.EndpointSelection;
 import io.steelyard.balancer.spi.WeightedPolicyConfig;
 import java.util.List;
 import java.util.Map;
@@ -15,7 +15,7 @@ import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /** The {@code subset} and {@code split} options as JSON: what they mean, what they refuse. */
-class SubsetsParserTest {
+class SelectionParserTest {
 
   private final PolicyConfigParser parser = new PolicyConfigParser("weighted_random", Set.of());
 
@@ -29,10 +29,10 @@ class SubsetsParserTest {
     }
   }
 
-  private EndpointSubsets subsets(String json) {
+  private EndpointSelection selection(String json) {
     ConfigOrError parsed = parse(json);
     assertThat(parsed.getError()).as("error").isNull();
-    return ((WeightedPolicyConfig) parsed.getConfig()).endpointSubsets();
+    return ((WeightedPolicyConfig) parsed.getConfig()).endpointSelection();
   }
 
   private String error(String json) {
@@ -44,41 +44,41 @@ class SubsetsParserTest {
   }
 
   @Test
-  void aSubsetWithoutFallbackFallsBackToAnyEndpoint() {
-    EndpointSubsets subsets = subsets("{\"subset\": {\"selector\": {\"version\": \"v2\"}}}");
+  void aSubsetOptionWithoutFallbackFallsBackToAnyEndpoint() {
+    EndpointSelection selection = selection("{\"subset\": {\"selector\": {\"version\": \"v2\"}}}");
 
-    assertThat(subsets).isEqualTo(EndpointSubsets.select(List.of(Map.of("version", "v2")), true));
+    assertThat(selection).isEqualTo(EndpointSelection.select(List.of(Map.of("version", "v2")), true));
   }
 
   @Test
   void fallbackSelectorsChainInOrderAndEndInAnyOrNone() {
-    EndpointSubsets subsets = subsets("{\"subset\": {\"selector\": {\"version\": \"v2\", \"zone\": \"a\"},"
+    EndpointSelection selection = selection("{\"subset\": {\"selector\": {\"version\": \"v2\", \"zone\": \"a\"},"
         + " \"fallback\": {\"selector\": {\"version\": \"v2\"}, \"fallback\": \"none\"}}}");
 
-    assertThat(subsets)
-        .isEqualTo(EndpointSubsets.select(
+    assertThat(selection)
+        .isEqualTo(EndpointSelection.select(
             List.of(Map.of("version", "v2", "zone", "a"), Map.of("version", "v2")), false));
-    assertThat(subsets).hasToString("subset[{version=v2, zone=a} else {version=v2} else none]");
+    assertThat(selection).hasToString("subset[{version=v2, zone=a} else {version=v2} else none]");
   }
 
   @Test
   void aSplitKeepsItsEntriesInOrderWithPercentsInHundredths() {
-    EndpointSubsets subsets = subsets("{\"split\": [{\"selector\": {\"version\": \"v1\"}, \"percent\": 99.5},"
+    EndpointSelection selection = selection("{\"split\": [{\"selector\": {\"version\": \"v1\"}, \"percent\": 99.5},"
         + " {\"selector\": {\"version\": \"v2\"}, \"percent\": 0.5}]}");
 
-    assertThat(subsets.isSplit()).isTrue();
-    assertThat(subsets.selectors()).containsExactly(Map.of("version", "v1"), Map.of("version", "v2"));
-    assertThat(subsets.basisPoints(0)).isEqualTo(9950);
-    assertThat(subsets.basisPoints(1)).isEqualTo(50);
-    assertThat(subsets).hasToString("split[{version=v1} 99.5%, {version=v2} 0.5%]");
+    assertThat(selection.isSplit()).isTrue();
+    assertThat(selection.selectors()).containsExactly(Map.of("version", "v1"), Map.of("version", "v2"));
+    assertThat(selection.basisPoints(0)).isEqualTo(9950);
+    assertThat(selection.basisPoints(1)).isEqualTo(50);
+    assertThat(selection).hasToString("split[{version=v1} 99.5%, {version=v2} 0.5%]");
   }
 
   @Test
   void aSplitMayGiveAnEntryNothing() {
-    EndpointSubsets subsets = subsets("{\"split\": [{\"selector\": {\"version\": \"v1\"}, \"percent\": 100},"
+    EndpointSelection selection = selection("{\"split\": [{\"selector\": {\"version\": \"v1\"}, \"percent\": 100},"
         + " {\"selector\": {\"version\": \"v2\"}, \"percent\": 0}]}");
 
-    assertThat(subsets.basisPoints(1)).isZero();
+    assertThat(selection.basisPoints(1)).isZero();
   }
 
   @Test
@@ -168,7 +168,7 @@ class SubsetsParserTest {
     assertThat(parsed.getConfig())
         .isEqualTo(WeightedPolicyConfig.builder()
             .panicThresholdPercent(50)
-            .endpointSubsets(EndpointSubsets.select(List.of(Map.of("version", "v2")), false))
+            .endpointSelection(EndpointSelection.select(List.of(Map.of("version", "v2")), false))
             .build());
   }
 }

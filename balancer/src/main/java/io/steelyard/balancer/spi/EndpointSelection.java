@@ -14,27 +14,28 @@ import javax.annotation.Nullable;
 import javax.annotation.concurrent.Immutable;
 
 /**
- * Which endpoints a weighted policy picks from, chosen by their metadata (the {@code Metadata}
- * of the registry's JSON value, e.g. {@code version=v2}): the {@value #FIELD_SUBSET} and
- * {@value #FIELD_SPLIT} options every weighted policy accepts, in the spirit of Envoy's subset
- * load balancer and Dubbo's tag routing. The policy's weights then apply inside the chosen
- * endpoints.
+ * Metadata selection: which endpoints a weighted policy picks from, chosen by their metadata
+ * (the {@code Metadata} of the registry's JSON value, e.g. {@code version=v2}). The {@value
+ * #FIELD_SUBSET} and {@value #FIELD_SPLIT} options every weighted policy accepts configure it, in
+ * the spirit of Envoy's subset load balancer and Dubbo's tag routing. The policy's weights then
+ * apply inside the chosen endpoints, the <em>selection</em>.
  *
- * <p>A <b>subset</b> takes the READY endpoints that match a selector; when none matches, its
- * {@value #FIELD_FALLBACK} decides: {@value #FALLBACK_ANY} (the default) picks among every
- * READY endpoint, {@value #FALLBACK_NONE} fails calls with {@code UNAVAILABLE}, and another
- * {@code {"selector": ...}} is tried next (with a fallback of its own):
+ * <p>The {@value #FIELD_SUBSET} option selects the READY endpoints that match a selector; when
+ * none matches, its {@value #FIELD_FALLBACK} decides: {@value #FALLBACK_ANY} (the default) picks
+ * among every READY endpoint, {@value #FALLBACK_NONE} fails calls with {@code UNAVAILABLE}, and
+ * another {@code {"selector": ...}} is tried next (with a fallback of its own):
  *
  * <pre>{@code
  * {"weighted_random": {"subset": {"selector": {"version": "v2"},
  *                                 "fallback": {"selector": {"version": "v1"}, "fallback": "none"}}}}
  * }</pre>
  *
- * <p>A <b>split</b> sends each call to one of several subsets, chosen at random with the given
- * percentages (resolution 0.01, summing to 100); a subset without a READY endpoint gives its
- * share to the others in proportion to theirs (to all of them evenly when theirs are all 0), and
- * when no subset has one, calls go to every READY endpoint. Endpoints no selector matches take no
- * calls while any subset has a READY endpoint.
+ * <p>The {@value #FIELD_SPLIT} option sends each call to one of several selections (the
+ * endpoints of each selector), chosen at random with the given percentages (resolution 0.01,
+ * summing to 100); a selection without a READY endpoint gives its share to the others in
+ * proportion to theirs (to all of them evenly when theirs are all 0), and when no selection has
+ * one, calls go to every READY endpoint. Endpoints no selector matches take no calls while any
+ * selection has a READY endpoint.
  *
  * <pre>{@code
  * {"weighted_random": {"split": [{"selector": {"version": "v1"}, "percent": 90},
@@ -45,18 +46,18 @@ import javax.annotation.concurrent.Immutable;
  * exactly that value (other labels are ignored); it has at least one label. Immutable.
  */
 @Immutable
-public final class EndpointSubsets {
+public final class EndpointSelection {
 
-  /** The option: one subset with its fallbacks. */
+  /** The option: one selector with its fallbacks. */
   public static final String FIELD_SUBSET = "subset";
 
-  /** The option: a traffic split across subsets. */
+  /** The option: a traffic split across selections. */
   public static final String FIELD_SPLIT = "split";
 
-  /** A subset's or split entry's labels: an object of strings. */
+  /** A {@code subset}'s or split entry's labels: an object of strings. */
   public static final String FIELD_SELECTOR = "selector";
 
-  /** What a subset does when its selector matches no READY endpoint. */
+  /** What a {@code subset} does when its selector matches no READY endpoint. */
   public static final String FIELD_FALLBACK = "fallback";
 
   /** A split entry's share of the calls, 0..100. */
@@ -68,7 +69,7 @@ public final class EndpointSubsets {
   /** Fallback: fail the call with {@code UNAVAILABLE}, naming the selectors. */
   public static final String FALLBACK_NONE = "none";
 
-  /** Most selectors in one option (a subset's fallback chain, a split's entries). */
+  /** Most selectors in one option (a {@code subset}'s fallback chain, a split's entries). */
   public static final int MAX_SELECTORS = 8;
 
   /** A split's percentages are counted in hundredths of a percent, summing to this. */
@@ -78,7 +79,7 @@ public final class EndpointSubsets {
   private final boolean fallbackToAny;
   @Nullable private final int[] basisPoints;
 
-  private EndpointSubsets(
+  private EndpointSelection(
       List<Map<String, String>> selectors, boolean fallbackToAny, @Nullable int[] basisPoints) {
     checkArgument(
         !selectors.isEmpty() && selectors.size() <= MAX_SELECTORS,
@@ -96,11 +97,11 @@ public final class EndpointSubsets {
   }
 
   /**
-   * A subset: the endpoints matching the first of {@code selectors} that matches a READY one;
-   * when none does, every READY endpoint if {@code fallbackToAny}, else calls fail.
+   * A {@code subset} option: the endpoints matching the first of {@code selectors} that matches
+   * a READY one; when none does, every READY endpoint if {@code fallbackToAny}, else calls fail.
    */
-  public static EndpointSubsets select(List<Map<String, String>> selectors, boolean fallbackToAny) {
-    return new EndpointSubsets(selectors, fallbackToAny, null);
+  public static EndpointSelection select(List<Map<String, String>> selectors, boolean fallbackToAny) {
+    return new EndpointSelection(selectors, fallbackToAny, null);
   }
 
   /**
@@ -108,7 +109,7 @@ public final class EndpointSubsets {
    * basisPoints[i]} hundredths of a percent of the calls; the basis points sum to {@value
    * #TOTAL_BASIS_POINTS}.
    */
-  public static EndpointSubsets split(List<Map<String, String>> selectors, int[] basisPoints) {
+  public static EndpointSelection split(List<Map<String, String>> selectors, int[] basisPoints) {
     requireNonNull(basisPoints, "basisPoints");
     checkArgument(
         basisPoints.length == selectors.size(),
@@ -121,25 +122,25 @@ public final class EndpointSubsets {
       sum += bp;
     }
     checkArgument(sum == TOTAL_BASIS_POINTS, "basisPoints: sum %s (expected: %s)", sum, TOTAL_BASIS_POINTS);
-    return new EndpointSubsets(selectors, false, basisPoints.clone());
+    return new EndpointSelection(selectors, false, basisPoints.clone());
   }
 
-  /** Whether this is a split (else a subset). */
+  /** Whether this is a {@code split} (else a {@code subset}). */
   public boolean isSplit() {
     return basisPoints != null;
   }
 
-  /** A subset's selectors in the order tried, or a split's, one per entry. */
+  /** A {@code subset}'s selectors in the order tried, or a split's, one per entry. */
   public List<Map<String, String>> selectors() {
     return selectors;
   }
 
-  /** A subset's last resort: true for {@value #FALLBACK_ANY}, false for {@value #FALLBACK_NONE}. */
+  /** A {@code subset}'s last resort: true for {@value #FALLBACK_ANY}, false for {@value #FALLBACK_NONE}. */
   public boolean fallbackToAny() {
     return fallbackToAny;
   }
 
-  /** A split entry's share in hundredths of a percent; 0 for a subset. */
+  /** A split entry's share in hundredths of a percent; 0 for a {@code subset}. */
   public int basisPoints(int entry) {
     return basisPoints == null ? 0 : basisPoints[entry];
   }
@@ -159,7 +160,7 @@ public final class EndpointSubsets {
 
   @Override
   public boolean equals(Object o) {
-    return o instanceof EndpointSubsets that
+    return o instanceof EndpointSelection that
         && selectors.equals(that.selectors)
         && fallbackToAny == that.fallbackToAny
         && Arrays.equals(basisPoints, that.basisPoints);

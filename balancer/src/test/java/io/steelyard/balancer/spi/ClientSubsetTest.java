@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Test;
  * by weight (as the policies' pickers do), and the subsets' churn when one server joins or
  * leaves. Deterministic: the identities are fixed strings, the hash is FNV-1a + murmur's mixer.
  */
-class RendezvousSubsetTest {
+class ClientSubsetTest {
 
   static final int SERVERS = 1_000;
   static final int CLIENTS = 10_000;
@@ -42,7 +42,7 @@ class RendezvousSubsetTest {
   static List<Set<String>> subsets(List<String> servers) {
     List<Set<String>> out = new ArrayList<>(CLIENTS);
     for (int c = 0; c < CLIENTS; c++) {
-      out.add(RendezvousSubset.of(client(c), SUBSET).choose(servers, Function.identity()));
+      out.add(ClientSubset.of(client(c), SUBSET).choose(servers, Function.identity()));
     }
     return out;
   }
@@ -118,7 +118,7 @@ class RendezvousSubsetTest {
         joined[0], joined[1], 100 * joined[2], left[0], left[1], 100 * left[2], (double) SUBSET / SERVERS);
 
     // (i) A binomial count of mean 200 (sd 14): max/mean about 1 + 3.2 * 14 / 200 = 1.22 with
-    // identities that hash independently; see RendezvousSubset and docs/balancer.md.
+    // identities that hash independently; see ClientSubset and docs/balancer.md.
     assertThat(max / mean).as("max/mean connections").isLessThanOrEqualTo(1.25);
     assertThat(min / mean).as("min/mean connections").isGreaterThanOrEqualTo(0.75);
     // (ii) Traffic follows weight, with a known bias: a client's share for a server is w / (w +
@@ -166,21 +166,21 @@ class RendezvousSubsetTest {
   @Test
   void aSubsetIsTheTopOfTheClientsRankingAndIgnoresOrderAndWeights() {
     List<String> servers = fleet(50);
-    RendezvousSubset subset = RendezvousSubset.of("client-a", 5);
+    ClientSubset subset = ClientSubset.of("client-a", 5);
     Set<String> chosen = subset.choose(servers, Function.identity());
     assertThat(chosen).containsExactlyInAnyOrderElementsOf(subset.ranked(servers, Function.identity()).subList(0, 5));
     List<String> reversed = new ArrayList<>(servers);
     java.util.Collections.reverse(reversed);
     assertThat(subset.choose(reversed, Function.identity())).isEqualTo(chosen);
-    assertThat(RendezvousSubset.of("client-b", 5).choose(servers, Function.identity())).isNotEqualTo(chosen);
+    assertThat(ClientSubset.of("client-b", 5).choose(servers, Function.identity())).isNotEqualTo(chosen);
   }
 
   @Test
   void fewerCandidatesThanTheSizeAreAllKeptAndTheSizeMustBePositive() {
-    assertThat(RendezvousSubset.of("c", 20).choose(List.of("a:1", "b:1"), Function.identity()))
+    assertThat(ClientSubset.of("c", 20).choose(List.of("a:1", "b:1"), Function.identity()))
         .containsExactlyInAnyOrder("a:1", "b:1");
-    assertThatThrownBy(() -> RendezvousSubset.of("c", 0))
+    assertThatThrownBy(() -> ClientSubset.of("c", 0))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("subset size: 0 (expected: >= 1)");
+        .hasMessage("client subset size: 0 (expected: >= 1)");
   }
 }

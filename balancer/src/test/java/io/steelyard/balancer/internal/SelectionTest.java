@@ -7,7 +7,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.grpc.LoadBalancer.PickResult;
 import io.grpc.LoadBalancer.SubchannelPicker;
 import io.grpc.Status;
-import io.steelyard.balancer.spi.EndpointSubsets;
+import io.steelyard.balancer.spi.EndpointSelection;
 import io.steelyard.balancer.spi.PickerFactory;
 import io.steelyard.balancer.spi.TracerDecorator;
 import io.steelyard.balancer.spi.WeightedPolicyConfig;
@@ -19,7 +19,7 @@ import java.util.Random;
 import org.junit.jupiter.api.Test;
 
 /** Which READY endpoints a picker covers under {@code subset} and {@code split}, exactly. */
-class SubsetsTest {
+class SelectionTest {
 
   private static final Map<String, String> V1 = Map.of("version", "v1");
   private static final Map<String, String> V2 = Map.of("version", "v2");
@@ -34,8 +34,8 @@ class SubsetsTest {
     }
   }
 
-  private final Subsets subsets = new Subsets(new CountingRandom());
-  /** Round robin from slot 0: exact counts inside a subset. */
+  private final Selection selection = new Selection(new CountingRandom());
+  /** Round robin from slot 0: exact counts inside a selection. */
   private final PickerFactory roundRobin =
       SmoothRoundRobinPicker.newFactory(new StripedPositions(new int[] {0, 0, 0, 0}));
 
@@ -54,13 +54,13 @@ class SubsetsTest {
     return keys;
   }
 
-  private SubchannelPicker picker(Object[] keys, int[] weights, EndpointSubsets config) {
-    return subsets.newPicker(
+  private SubchannelPicker picker(Object[] keys, int[] weights, EndpointSelection config) {
+    return selection.newPicker(
         roundRobin,
         keys,
         childPickers(keys.length),
         weights,
-        WeightedPolicyConfig.builder().endpointSubsets(config).build(),
+        WeightedPolicyConfig.builder().endpointSelection(config).build(),
         metadata::get);
   }
 
@@ -74,31 +74,31 @@ class SubsetsTest {
     return counts;
   }
 
-  private static EndpointSubsets subset(boolean fallbackToAny, Map<String, String>... selectors) {
-    return EndpointSubsets.select(List.of(selectors), fallbackToAny);
+  private static EndpointSelection select(boolean fallbackToAny, Map<String, String>... selectors) {
+    return EndpointSelection.select(List.of(selectors), fallbackToAny);
   }
 
-  private static EndpointSubsets split(int v1BasisPoints, int v2BasisPoints) {
-    return EndpointSubsets.split(List.of(V1, V2), new int[] {v1BasisPoints, v2BasisPoints});
+  private static EndpointSelection split(int v1BasisPoints, int v2BasisPoints) {
+    return EndpointSelection.split(List.of(V1, V2), new int[] {v1BasisPoints, v2BasisPoints});
   }
 
   @Test
-  void withoutSubsetOrSplitThePickerIsTheFactorysOwn() {
+  void withoutMetadataSelectionThePickerIsTheFactorysOwn() {
     Object[] keys = keys(V1, V2);
     SubchannelPicker[] children = childPickers(2);
     int[] weights = {1, 3};
 
     SubchannelPicker picker =
-        subsets.newPicker(roundRobin, keys, children, weights, WeightedPolicyConfig.DEFAULT, metadata::get);
+        selection.newPicker(roundRobin, keys, children, weights, WeightedPolicyConfig.DEFAULT, metadata::get);
 
     assertThat(picker).isEqualTo(roundRobin.newPicker(children, weights));
   }
 
   @Test
-  void aSubsetPicksOnlyMatchingEndpointsWithTheirWeights() {
+  void aSelectionPicksOnlyMatchingEndpointsWithTheirWeights() {
     Object[] keys = keys(V1, V2, V2);
 
-    int[] counts = counts(picker(keys, new int[] {5, 1, 3}, subset(true, V2)), 3, 400);
+    int[] counts = counts(picker(keys, new int[] {5, 1, 3}, select(true, V2)), 3, 400);
 
     assertThat(counts).containsExactly(0, 100, 300);
   }
@@ -107,16 +107,16 @@ class SubsetsTest {
   void aSelectorMatchesWhenEveryLabelMatchesWhateverElseTheEndpointCarries() {
     Object[] keys = keys(Map.of("version", "v2", "zone", "a"), Map.of("version", "v2"), null);
 
-    int[] counts = counts(picker(keys, new int[] {1, 1, 1}, subset(true, V2)), 3, 10);
+    int[] counts = counts(picker(keys, new int[] {1, 1, 1}, select(true, V2)), 3, 10);
 
     assertThat(counts).containsExactly(5, 5, 0);
   }
 
   @Test
-  void aSubsetWithNoReadyMatchTriesTheNextSelector() {
+  void aSelectionWithNoReadyMatchTriesTheNextSelector() {
     Object[] keys = keys(V1, V1, Map.of("version", "v0"));
 
-    int[] counts = counts(picker(keys, new int[] {1, 1, 1}, subset(false, V2, V1)), 3, 10);
+    int[] counts = counts(picker(keys, new int[] {1, 1, 1}, select(false, V2, V1)), 3, 10);
 
     assertThat(counts).containsExactly(5, 5, 0);
   }
@@ -125,7 +125,7 @@ class SubsetsTest {
   void fallbackAnyPicksEveryReadyEndpointWhenNoSelectorMatches() {
     Object[] keys = keys(V1, null);
 
-    int[] counts = counts(picker(keys, new int[] {1, 3}, subset(true, V2)), 2, 8);
+    int[] counts = counts(picker(keys, new int[] {1, 3}, select(true, V2)), 2, 8);
 
     assertThat(counts).containsExactly(2, 6);
   }
@@ -134,7 +134,7 @@ class SubsetsTest {
   void fallbackNoneFailsCallsWithUnavailableNamingTheSelectors() {
     Object[] keys = keys(V1, null);
 
-    PickResult result = picker(keys, new int[] {1, 1}, subset(false, V2, Map.of("version", "v3")))
+    PickResult result = picker(keys, new int[] {1, 1}, select(false, V2, Map.of("version", "v3")))
         .pickSubchannel(null);
 
     assertThat(result.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
@@ -143,7 +143,7 @@ class SubsetsTest {
   }
 
   @Test
-  void aSplitSendsExactlyItsPercentagesToEachSubset() {
+  void aSplitSendsExactlyItsPercentagesToEachSelection() {
     Object[] keys = keys(V1, V2, Map.of("version", "v0"));
 
     int[] counts = counts(picker(keys, new int[] {1, 1, 1}, split(9000, 1000)), 3, 10_000);
@@ -152,17 +152,17 @@ class SubsetsTest {
   }
 
   @Test
-  void weightsApplyInsideEachSubsetOfASplit() {
+  void weightsApplyInsideEachSelectionOfASplit() {
     Object[] keys = keys(V1, V1, V2, V2);
 
     int[] counts =
         counts(
-            new Subsets(new Random(7)).newPicker(
+            new Selection(new Random(7)).newPicker(
                 WeightedRandomPicker.newFactory(new Random(11)),
                 keys,
                 childPickers(4),
                 new int[] {1, 3, 3, 1},
-                WeightedPolicyConfig.builder().endpointSubsets(split(5000, 5000)).build(),
+                WeightedPolicyConfig.builder().endpointSelection(split(5000, 5000)).build(),
                 metadata::get),
             4,
             40_000);
@@ -174,7 +174,7 @@ class SubsetsTest {
   }
 
   @Test
-  void eachSubsetOfASplitFollowsItsOwnRoundRobinSequence() {
+  void eachSelectionOfASplitFollowsItsOwnRoundRobinSequence() {
     Object[] keys = keys(V1, V1, V2, V2);
     Random alternating = new Random() {
       private int n;
@@ -184,23 +184,23 @@ class SubsetsTest {
         return n++ % 2 == 0 ? 0 : bound - 1;
       }
     };
-    SubchannelPicker picker = new Subsets(alternating).newPicker(
+    SubchannelPicker picker = new Selection(alternating).newPicker(
         SmoothRoundRobinPicker.newFactory(() -> new StripedPositions(new int[] {0, 0, 0, 0})),
         keys,
         childPickers(4),
         new int[] {1, 3, 3, 1},
-        WeightedPolicyConfig.builder().endpointSubsets(split(5000, 5000)).build(),
+        WeightedPolicyConfig.builder().endpointSelection(split(5000, 5000)).build(),
         metadata::get);
 
-    // Calls alternate between the subsets; each still gets whole periods of its own schedule.
+    // Calls alternate between the selections; each still gets whole periods of its own schedule.
     assertThat(counts(picker, 4, 16)).containsExactly(2, 6, 6, 2);
   }
 
   @Test
-  void aSubsetWithNoReadyEndpointGivesItsShareToTheOthersInProportion() {
+  void aSelectionWithNoReadyEndpointGivesItsShareToTheOthersInProportion() {
     Map<String, String> v3 = Map.of("version", "v3");
     Object[] keys = keys(V1, v3);
-    EndpointSubsets threeWays = EndpointSubsets.split(List.of(V1, V2, v3), new int[] {5000, 3000, 2000});
+    EndpointSelection threeWays = EndpointSelection.split(List.of(V1, V2, v3), new int[] {5000, 3000, 2000});
 
     int[] counts = counts(picker(keys, new int[] {1, 1}, threeWays), 2, 7000);
 
@@ -208,7 +208,7 @@ class SubsetsTest {
   }
 
   @Test
-  void whenOnlySubsetsWithoutShareAreReadyTheyTakeEveryCall() {
+  void whenOnlySelectionsWithoutShareAreReadyTheyTakeEveryCall() {
     Object[] keys = keys(V2, V2);
 
     int[] counts = counts(picker(keys, new int[] {1, 1}, split(10_000, 0)), 2, 10);
@@ -217,7 +217,7 @@ class SubsetsTest {
   }
 
   @Test
-  void aSubsetWithZeroPercentTakesNothingWhileAnotherIsReady() {
+  void aSelectionWithZeroPercentTakesNothingWhileAnotherIsReady() {
     Object[] keys = keys(V1, V2);
 
     int[] counts = counts(picker(keys, new int[] {1, 1}, split(10_000, 0)), 2, 10);
@@ -226,7 +226,7 @@ class SubsetsTest {
   }
 
   @Test
-  void whenNoSubsetOfASplitIsReadyEveryReadyEndpointTakesCalls() {
+  void whenNoSelectionOfASplitIsReadyEveryReadyEndpointTakesCalls() {
     Object[] keys = keys(Map.of("version", "v0"), null);
 
     int[] counts = counts(picker(keys, new int[] {1, 1}, split(9000, 1000)), 2, 10);
@@ -235,22 +235,22 @@ class SubsetsTest {
   }
 
   @Test
-  void leastRequestKeepsOneLoadPerEndpointAcrossEverySubsetOfASplit() {
+  void leastRequestKeepsOneLoadPerEndpointAcrossEverySelectionOfASplit() {
     LeastRequestPickerFactory factory =
         new LeastRequestPickerFactory(new FakeTicker(), new Random(1), TracerDecorator.NONE);
     Object[] keys = keys(V1, V1, V2);
     factory.newPicker(keys, childPickers(3), new int[] {1, 1, 1}, WeightedPolicyConfig.DEFAULT);
     EndpointLoad[] before = {factory.load("e0"), factory.load("e1"), factory.load("e2")};
 
-    new Subsets(new Random(1)).newPicker(
+    new Selection(new Random(1)).newPicker(
         factory,
         keys,
         childPickers(3),
         new int[] {1, 1, 1},
-        WeightedPolicyConfig.builder().endpointSubsets(split(5000, 5000)).build(),
+        WeightedPolicyConfig.builder().endpointSelection(split(5000, 5000)).build(),
         metadata::get);
 
-    // Not only the last subset's endpoints: each keeps its counts, and out-of-band reports reach it.
+    // Not only the last selection's endpoints: each keeps its counts, and out-of-band reports reach it.
     assertThat(new EndpointLoad[] {factory.load("e0"), factory.load("e1"), factory.load("e2")})
         .containsExactly(before);
     assertThat(Arrays.stream(before).allMatch(load -> load != null)).isTrue();

@@ -5,7 +5,7 @@ import io.grpc.LoadBalancer.FixedResultPicker;
 import io.grpc.LoadBalancer.PickResult;
 import io.grpc.LoadBalancer.SubchannelPicker;
 import io.grpc.Status;
-import io.steelyard.balancer.spi.EndpointSubsets;
+import io.steelyard.balancer.spi.EndpointSelection;
 import io.steelyard.balancer.spi.PickerFactory;
 import io.steelyard.balancer.spi.WeightedPolicyConfig;
 import java.util.Arrays;
@@ -20,50 +20,50 @@ import javax.annotation.concurrent.NotThreadSafe;
  * The metadata step of a weighted balancer, between the READY endpoints and the policy's {@link
  * PickerFactory}: with {@code subset} in the config, the factory builds its picker over the
  * endpoints the first matching selector chooses (or all, or a failing picker, by the fallback);
- * with {@code split}, over each subset, under a {@link SplitPicker} that chooses a subset per
- * call by percentage. Without either, the step within subsets runs over every READY endpoint
+ * with {@code split}, over each selection, under a {@link SplitPicker} that chooses a selection per
+ * call by percentage. Without either, the step within selections runs over every READY endpoint
  * (the balancer skips this class altogether when there is no caller zone either, so a plain pick
- * pays nothing for it). {@link EndpointSubsets} states the rules.
+ * pays nothing for it). {@link EndpointSelection} states the rules.
  *
- * <p>Order of steps: a split chooses the subset; within it, the step the balancer passes (the
- * zone step, {@link ZoneRouting}, over the subset's endpoints only, when the caller's zone is
- * known) and then the policy's weighted pick. Every group of every subset is built in one {@link
- * PickerFactory#newPickers} call ({@link PickerGroups}). Panic ({@link EffectiveWeights#panic})
+ * <p>Order of steps: a split chooses the selection; within it, the step the balancer passes (the
+ * zone step, {@link ZoneRouting}, over the selection's endpoints only, when the caller's zone is
+ * known) and then the policy's weighted pick. Every group of every selection is built in one {@link
+ * PickerFactory#newPickers} call ({@link PickerGroups}). Panic ({@link PanicThreshold#panic})
  * is decided before, over every endpoint.
  *
  * <p>Threading: {@link #newPicker} runs in the balancer's SynchronizationContext; its pickers are
  * immutable and thread-safe.
  */
 @NotThreadSafe
-final class Subsets {
+final class Selection {
 
   /** Null in production: split pickers draw from {@code ThreadLocalRandom}. */
   @Nullable private final Random random;
 
-  Subsets() {
+  Selection() {
     this(null);
   }
 
   /** Split pickers draw from {@code random}, for exact tests. */
   @VisibleForTesting
-  Subsets(@Nullable Random random) {
+  Selection(@Nullable Random random) {
     this.random = random;
   }
 
   /**
-   * The step run within each subset, given the subset's selector (null: every endpoint, as under
+   * The step run within each selection, given the selection's selector (null: every endpoint, as under
    * fallback {@code any}): the zone step, or {@link PickerGroups#WHOLE}.
    */
   @FunctionalInterface
   interface Within {
-    PickerGroups.Step forSubset(@Nullable Map<String, String> selector);
+    PickerGroups.Step forSelection(@Nullable Map<String, String> selector);
   }
 
-  /** Picks by the policy alone within each subset. */
+  /** Picks by the policy alone within each selection. */
   static final Within POLICY_ONLY = selector -> PickerGroups.WHOLE;
 
   /** As {@link #newPicker(PickerFactory, Object[], SubchannelPicker[], int[],
-   * WeightedPolicyConfig, Function, Within)}, picking by the policy alone within each subset. */
+   * WeightedPolicyConfig, Function, Within)}, picking by the policy alone within each selection. */
   SubchannelPicker newPicker(
       PickerFactory factory,
       Object[] keys,
@@ -76,9 +76,9 @@ final class Subsets {
 
   /**
    * The picker over the READY endpoints {@code keys} (parallel to {@code pickers} and {@code
-   * weights}, at least one) that {@code config}'s subset or split allows, built by {@code
-   * factory} after {@code within}'s step inside each subset; {@code metadata} gives an
-   * endpoint's metadata by key (null: none). Without a subset or split, {@code within}'s step
+   * weights}, at least one) that {@code config}'s {@code subset} or {@code split} allows, built by {@code
+   * factory} after {@code within}'s step inside each selection; {@code metadata} gives an
+   * endpoint's metadata by key (null: none). Without metadata selection, {@code within}'s step
    * runs over every endpoint.
    */
   SubchannelPicker newPicker(
@@ -90,62 +90,62 @@ final class Subsets {
       Function<Object, Map<String, String>> metadata,
       Within within) {
     Build build = new Build(factory, keys, pickers, weights, config);
-    EndpointSubsets subsets = config.endpointSubsets();
-    if (subsets == null) {
-      return build.one(within.forSubset(null), PickerGroups.all(keys.length));
+    EndpointSelection selection = config.endpointSelection();
+    if (selection == null) {
+      return build.one(within.forSelection(null), PickerGroups.all(keys.length));
     }
-    List<Map<String, String>> selectors = subsets.selectors();
+    List<Map<String, String>> selectors = selection.selectors();
     int[][] members = new int[selectors.size()][];
     for (int s = 0; s < members.length; s++) {
       members[s] = matching(selectors.get(s), keys, metadata);
-      if (!subsets.isSplit() && members[s].length > 0) {
-        return build.one(within.forSubset(selectors.get(s)), members[s]);
+      if (!selection.isSplit() && members[s].length > 0) {
+        return build.one(within.forSelection(selectors.get(s)), members[s]);
       }
     }
-    if (!subsets.isSplit()) {
-      return subsets.fallbackToAny()
-          ? build.one(within.forSubset(null), PickerGroups.all(keys.length))
+    if (!selection.isSplit()) {
+      return selection.fallbackToAny()
+          ? build.one(within.forSelection(null), PickerGroups.all(keys.length))
           : new FixedResultPicker(PickResult.withError(Status.UNAVAILABLE.withDescription(
               "no READY endpoint matches " + describe(selectors) + " (subset fallback: none)")));
     }
-    return split(build, subsets, members, within);
+    return split(build, selection, members, within);
   }
 
   private SubchannelPicker split(
-      Build build, EndpointSubsets subsets, int[][] members, Within within) {
+      Build build, EndpointSelection selection, int[][] members, Within within) {
     int groups = 0;
     boolean anyShare = false;
     for (int s = 0; s < members.length; s++) {
       if (members[s].length > 0) {
         groups++;
-        anyShare |= subsets.basisPoints(s) > 0;
+        anyShare |= selection.basisPoints(s) > 0;
       }
     }
     if (groups == 0) {
-      return build.one(within.forSubset(null), PickerGroups.all(build.keys.length));
+      return build.one(within.forSelection(null), PickerGroups.all(build.keys.length));
     }
     PickerGroups pickerGroups = new PickerGroups();
     PickerGroups.Assembly[] plans = new PickerGroups.Assembly[groups];
     int[] shares = new int[groups];
     int g = 0;
     for (int s = 0; s < members.length; s++) {
-      // A subset with no READY endpoint is left out: its share goes to the others in proportion
+      // A selection with no READY endpoint is left out: its share goes to the others in proportion
       // to theirs, or evenly when theirs are all 0 (the only READY endpoints are never refused).
-      int share = anyShare ? subsets.basisPoints(s) : 1;
+      int share = anyShare ? selection.basisPoints(s) : 1;
       if (members[s].length > 0 && share > 0) {
-        plans[g] = within.forSubset(subsets.selectors().get(s)).plan(pickerGroups, members[s]);
+        plans[g] = within.forSelection(selection.selectors().get(s)).plan(pickerGroups, members[s]);
         shares[g++] = share;
       }
     }
-    // One factory call for every subset's groups: per-endpoint state spans them all.
+    // One factory call for every selection's groups: per-endpoint state spans them all.
     SubchannelPicker[] built = build.all(pickerGroups);
-    SubchannelPicker[] subsetPickers = new SubchannelPicker[g];
+    SubchannelPicker[] selectionPickers = new SubchannelPicker[g];
     for (int j = 0; j < g; j++) {
-      subsetPickers[j] = plans[j].assemble(built);
+      selectionPickers[j] = plans[j].assemble(built);
     }
     return g == 1
-        ? subsetPickers[0]
-        : new SplitPicker(subsetPickers, Arrays.copyOf(shares, g), random);
+        ? selectionPickers[0]
+        : new SplitPicker(selectionPickers, Arrays.copyOf(shares, g), random);
   }
 
   /** One update's READY endpoints and the factory that builds pickers over groups of them. */
@@ -173,7 +173,7 @@ final class Subsets {
     int[] out = new int[keys.length];
     int n = 0;
     for (int i = 0; i < keys.length; i++) {
-      if (EndpointSubsets.matches(selector, metadata.apply(keys[i]))) {
+      if (EndpointSelection.matches(selector, metadata.apply(keys[i]))) {
         out[n++] = i;
       }
     }
