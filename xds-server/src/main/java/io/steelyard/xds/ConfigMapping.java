@@ -19,7 +19,7 @@ import io.grpc.NameResolver.ConfigOrError;
 import io.grpc.util.OutlierDetectionLoadBalancer.OutlierDetectionLoadBalancerConfig;
 import io.steelyard.balancer.WeightedLeastRequestLoadBalancerProvider;
 import io.steelyard.balancer.WeightedPolicyProvider;
-import io.steelyard.balancer.spi.EndpointSubsets;
+import io.steelyard.balancer.spi.EndpointSelection;
 import io.steelyard.balancer.spi.SlowStartConfig;
 import io.steelyard.balancer.spi.WeightedPolicyConfig;
 import io.steelyard.balancer.spi.ZoneRoutingConfig;
@@ -68,7 +68,7 @@ final class ConfigMapping {
   static final String OUTLIER_DETECTION = "outlier_detection_experimental";
   /** The options of a steelyard policy that travel; the others are named as left out. */
   private static final Set<String> MAPPED_OPTIONS =
-      Set.of(SlowStartConfig.FIELD, ZoneRoutingConfig.FIELD, EndpointSubsets.FIELD_SPLIT, EndpointSubsets.FIELD_SUBSET);
+      Set.of(SlowStartConfig.FIELD, ZoneRoutingConfig.FIELD, EndpointSelection.FIELD_SPLIT, EndpointSelection.FIELD_SUBSET);
   /**
    * The policy name grpc-js registers for its locality-weighted parent. {@code @grpc/grpc-js-xds}
    * 1.14 registers its {@code WrrLocality} converter under the type URL without the {@code
@@ -113,7 +113,7 @@ final class ConfigMapping {
     StoredPolicy policy = StoredPolicy.DEFAULT;
     @Nullable OutlierDetection outlierDetection;
     @Nullable LoadBalancingPolicy loadBalancingPolicy;
-    @Nullable EndpointSubsets selection;
+    @Nullable EndpointSelection selection;
     final List<MappedConfig.MethodRule> methods = new ArrayList<>();
     final List<String> served = new ArrayList<>();
     final List<String> leftOut = new ArrayList<>();
@@ -159,7 +159,7 @@ final class ConfigMapping {
 
   private static void weighted(String name, Map<String, ?> options, WeightedPolicyConfig config, Mapping out) {
     out.policy = new StoredPolicy(config.zoneRouting(), config.slowStart());
-    out.selection = config.endpointSubsets();
+    out.selection = config.endpointSelection();
     out.served.add(name + ": the registered weights as locality weights, one locality per instance");
     if (options.containsKey(ZoneRoutingConfig.FIELD)) {
       out.served.add(name + ".zoneRouting: " + config.zoneRouting() + ", in the locality weights per caller zone");

@@ -6,7 +6,7 @@ import com.google.protobuf.Duration;
 import io.envoyproxy.envoy.config.cluster.v3.LoadBalancingPolicy;
 import io.envoyproxy.envoy.config.cluster.v3.OutlierDetection;
 import io.envoyproxy.envoy.config.route.v3.RetryPolicy;
-import io.steelyard.balancer.spi.EndpointSubsets;
+import io.steelyard.balancer.spi.EndpointSelection;
 import java.util.List;
 import javax.annotation.Nullable;
 
@@ -29,7 +29,7 @@ record MappedConfig(
     StoredPolicy policy,
     @Nullable OutlierDetection outlierDetection,
     @Nullable LoadBalancingPolicy loadBalancingPolicy,
-    @Nullable EndpointSubsets selection,
+    @Nullable EndpointSelection selection,
     List<MethodRule> methods,
     List<String> served,
     List<String> leftOut) {

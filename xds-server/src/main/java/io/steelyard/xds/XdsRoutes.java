@@ -7,7 +7,7 @@ import io.envoyproxy.envoy.config.route.v3.RouteConfiguration;
 import io.envoyproxy.envoy.config.route.v3.RouteMatch;
 import io.envoyproxy.envoy.config.route.v3.VirtualHost;
 import io.envoyproxy.envoy.config.route.v3.WeightedCluster;
-import io.steelyard.balancer.spi.EndpointSubsets;
+import io.steelyard.balancer.spi.EndpointSelection;
 import io.steelyard.registry.ServiceInstance;
 import io.steelyard.xds.MappedConfig.MethodRule;
 import java.util.ArrayList;
@@ -57,7 +57,7 @@ final class XdsRoutes {
   static Map<String, List<ServiceInstance>> clusters(
       String service, List<ServiceInstance> instances, MappedConfig config) {
     Map<String, List<ServiceInstance>> out = new LinkedHashMap<>();
-    EndpointSubsets selection = config.selection();
+    EndpointSelection selection = config.selection();
     if (selection == null || selection.isSplit()) {
       out.put(service, instances);
     } else {
@@ -71,7 +71,7 @@ final class XdsRoutes {
     return out;
   }
 
-  private static List<ServiceInstance> selected(List<ServiceInstance> instances, EndpointSubsets subset) {
+  private static List<ServiceInstance> selected(List<ServiceInstance> instances, EndpointSelection subset) {
     for (Map<String, String> selector : subset.selectors()) {
       List<ServiceInstance> match = matching(instances, selector);
       if (takingCalls(match)) {
@@ -84,7 +84,7 @@ final class XdsRoutes {
   private static List<ServiceInstance> matching(List<ServiceInstance> instances, Map<String, String> selector) {
     List<ServiceInstance> out = new ArrayList<>();
     for (ServiceInstance i : instances) {
-      if (EndpointSubsets.matches(selector, i.metadata())) {
+      if (EndpointSelection.matches(selector, i.metadata())) {
         out.add(i);
       }
     }
@@ -139,7 +139,7 @@ final class XdsRoutes {
   /** The split's live entries as weighted clusters, or null when no entry has an instance taking calls. */
   @Nullable
   private static WeightedCluster weightedClusters(
-      String service, EndpointSubsets split, Map<String, List<ServiceInstance>> clusters) {
+      String service, EndpointSelection split, Map<String, List<ServiceInstance>> clusters) {
     List<Integer> live = new ArrayList<>();
     int sum = 0;
     for (int i = 0; i < split.selectors().size(); i++) {
