@@ -100,7 +100,8 @@ final class MethodRoutes {
   private static RetryPolicy retry(Map<String, ?> policy, String where, List<String> leftOut) {
     RetryPolicy.Builder retry = RetryPolicy.newBuilder();
     int maxAttempts = ((Number) policy.get("maxAttempts")).intValue();
-    retry.setNumRetries(UInt32Value.of(Math.max(0, maxAttempts - 1)));
+    // C-core refuses a route whose num_retries is 0; one attempt is no retry policy at all.
+    retry.setNumRetries(UInt32Value.of(Math.max(1, maxAttempts - 1)));
     RetryPolicy.RetryBackOff.Builder backOff = RetryPolicy.RetryBackOff.newBuilder()
         .setBaseInterval(duration(policy.get("initialBackoff")));
     if (policy.get("maxBackoff") != null) {
