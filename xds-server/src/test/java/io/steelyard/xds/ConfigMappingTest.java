@@ -203,6 +203,16 @@ class ConfigMappingTest {
   }
 
   @Test
+  void theFirstPolicyGrpcKnowsIsTheOneRead() {
+    MappedConfig config = map("{\"loadBalancingConfig\":[{\"unknown_policy\":{}},{\"weighted_random\":"
+        + "{\"slowStart\":{\"window\":\"10s\"}}},{\"weighted_least_request\":{}}]}");
+
+    assertThat(config.policy().slowStart()).isNotNull();
+    assertThat(config.loadBalancingPolicy()).isNull();
+    assertThat(config.leftOut()).isEmpty();
+  }
+
+  @Test
   void partsWithoutAnXdsFormAreNamedAndTheRestIsServed() {
     MappedConfig config = map("{\"loadBalancingConfig\":[{\"weighted_random\":{\"panicThresholdPercent\":50,"
         + "\"subsetSize\":10}}],\"retryThrottling\":{\"maxTokens\":10,\"tokenRatio\":0.5},"
@@ -229,6 +239,12 @@ class ConfigMappingTest {
     assertThatThrownBy(() -> map("{\"methodConfig\":[{\"name\":[{}],\"timeout\":\"soon\"}]}"))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageStartingWith("service config refused");
+    assertThatThrownBy(() -> map("{\"loadBalancingConfig\":[{\"weighted_least_request\":"
+            + "{\"slowStart\":{\"window\":\"-1s\"}}}]}"))
+        .hasMessageContaining("window");
+    assertThatThrownBy(() -> map("{\"loadBalancingConfig\":[{\"weighted_random\":"
+            + "{\"zoneRouting\":{\"minLocalEndpoints\":0}}}]}"))
+        .hasMessageContaining("minLocalEndpoints");
     assertThatThrownBy(() -> map("{not json")).hasMessageStartingWith("service config is not valid JSON");
   }
 }
