@@ -97,7 +97,7 @@ class GreeterFaultsTest {
     assertBadValue("greeter-server: --fail-percent: 101 (expected: 0..100)", "--fail-percent", "101");
     assertBadValue("greeter-server: Invalid value for option '--fail-percent'", "--fail-percent", "half");
     assertBadValue("greeter-server: Invalid value for option '--delay'", "--delay", "soon");
-    assertBadValue("greeter-server: --meta", "--meta", "version");
+    assertBadValue("greeter-server: Value for option option '--meta' (KEY=VALUE) should be in KEY=VALUE format", "--meta", "version");
     assertBadValue("greeter-server: --meta: weight (expected: --weight W)", "--meta", "weight=3");
     assertBadValue("greeter-server: zone", "--meta", "zone=a", "--zone", "b");
   }

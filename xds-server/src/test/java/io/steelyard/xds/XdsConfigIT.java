@@ -192,6 +192,28 @@ class XdsConfigIT {
   }
 
   @Test
+  void weightedLeastRequestTravelsWithoutLosingTheRegisteredWeights() throws Exception {
+    String service = "least";
+    GreeterServer light = QuickGreeters.builder(etcd, service).weight(1).build().start();
+    closeables.add(light::shutdownNow);
+    GreeterServer heavy = QuickGreeters.builder(etcd, service).weight(3).build().start();
+    closeables.add(heavy::shutdownNow);
+    storeConfig(service, "{\"loadBalancingConfig\":[{\"weighted_least_request\":{\"choiceCount\":2}}]}");
+    await().atMost(Duration.ofSeconds(10)).until(() -> xds.publisher().current() != null
+        && xds.publisher().current().services().containsKey(service)
+        && xds.publisher().current().services().get(service).cluster().resource().hasLoadBalancingPolicy());
+    GreeterGrpc.GreeterBlockingStub stub = client(service);
+    callUntil(stub, 200, c -> sum(c, light) > 0 && sum(c, heavy) > 0);
+
+    Map<String, Integer> counts = calls(stub, 4_000);
+    System.out.printf("grpc-java weighted_least_request over weights 1:3: weight 1 took %.1f %% of 4,000 %s,"
+        + " NACKs %.0f%n", 100.0 * sum(counts, light) / 4_000, counts, xds.metrics().nacks());
+    // wrr_locality over least_request_experimental: the locality weights still carry 1:3.
+    assertThat(sum(counts, light) / 4_000.0).as("%s", counts).isCloseTo(0.25, within(0.03));
+    assertThat(xds.metrics().nacks()).isZero();
+  }
+
+  @Test
   void outlierDetectionEjectsAServerFailingHalfItsCalls() throws Exception {
     String service = "outliers";
     List<GreeterServer> healthy = new ArrayList<>();
@@ -202,7 +224,8 @@ class XdsConfigIT {
     GreeterGrpc.GreeterBlockingStub stub = client(service);
     callUntil(stub, 200, c -> sum(c, failing) > 0 && sum(c, healthy.toArray(GreeterServer[]::new)) > 150);
 
-    int n = 2_000;
+    // Java makes a thousand or more calls a second: 4,000 calls span a few ejection intervals.
+    int n = 4_000;
     Map<String, Integer> without = calls(stub, n);
     storeConfig(service, "{\"loadBalancingConfig\":[{\"outlier_detection_experimental\":{"
         + "\"interval\":\"0.5s\",\"baseEjectionTime\":\"30s\",\"maxEjectionTime\":\"60s\",\"maxEjectionPercentage\":25,"
@@ -210,12 +233,12 @@ class XdsConfigIT {
         + "\"requestVolume\":10},\"childPolicy\":[{\"weighted_random\":{}}]}}]}");
     Map<String, Integer> with = calls(stub, n); // from the write: ejection happens in this interval
     callUntil(stub, 200, c -> sum(c, failing) == 0);
-    Map<String, Integer> ejected = calls(stub, n);
+    Map<String, Integer> ejected = calls(stub, 2_000);
     double weighted = 0.25; // four servers of weight 1
     System.out.printf("grpc-java outlier detection, 4 servers, one failing 50 %%: without it %d of %d failed (%s);"
         + " %d calls from the write: %d failed (%s); once ejected the failing server takes %.1f %% (%s)%n",
-        failed(without), n, without, n, failed(with), with, 100.0 * sum(ejected, failing) / n, ejected);
-    assertThat(sum(ejected, failing) / (double) n).as("%s", ejected).isLessThan(weighted / 3);
+        failed(without), n, without, n, failed(with), with, 100.0 * sum(ejected, failing) / 2_000, ejected);
+    assertThat(sum(ejected, failing) / 2_000.0).as("%s", ejected).isLessThan(weighted / 3);
     assertThat(failed(with)).as("failed with %s, without %s", with, without).isLessThan(failed(without));
   }
 
