@@ -1,11 +1,14 @@
 # shellcheck shell=bash
-# Shared by bin/greeter-server, bin/greeter-client and scripts/demo: build the runnable jars
-# when they are missing or older than the sources, in one quiet Maven run.
+# Shared by every launcher in bin/ and by scripts/demo: build the runnable jars when they are
+# missing or older than the sources, in one quiet Maven run each, under one lock (so launchers
+# started together build once and all start).
 #
 #   examples/target/examples-*-all.jar         the greeter server and client (shaded)
 #   testkit/target/testkit-*.jar + classpath.txt   EtcdLauncher, for scripts/demo
 #   cli/target/steelyard-cli.jar                   bin/steelyard (shaded)
+#   xds-server/target/steelyard-xds.jar            bin/steelyard-xds (shaded)
 #   examples/spring-greeter/target/spring-greeter-*.jar   bin/spring-greeter (Spring Boot jar)
+#   examples/spring-cloud-http/target/spring-cloud-http-*.jar   bin/spring-cloud-greeter
 
 STEELYARD_VERSION="0.1.0-SNAPSHOT"
 
@@ -21,6 +24,10 @@ steelyard_cli_jar() {
   echo "$(steelyard_root)/cli/target/steelyard-cli.jar"
 }
 
+steelyard_xds_jar() {
+  echo "$(steelyard_root)/xds-server/target/steelyard-xds.jar"
+}
+
 steelyard_testkit_classpath() {
   local root
   root="$(steelyard_root)"
@@ -32,7 +39,7 @@ steelyard_stale() {
   local artifact="$1" root
   root="$(steelyard_root)"
   [[ -f "$artifact" ]] || return 0
-  [[ -n "$(find "$root" \( -name target -o -name .git \) -prune -o \
+  [[ -n "$(find "$root" \( -name target -o -name .git -o -name node_modules \) -prune -o \
       \( -path '*/src/main/*' -o -name pom.xml \) -type f -newer "$artifact" -print -quit 2>/dev/null)" ]]
 }
 
@@ -103,29 +110,37 @@ steelyard_mvn_package() {
   fi
 }
 
+# Builds one module's runnable jar when it is missing or stale: ./mvnw package -pl MODULE -am
+# (tests skipped) under the build lock, offline first when ~/.m2/repository/MARKER shows the
+# dependencies are there, online if that fails. The jar is touched afterwards: a build with
+# nothing to redo may leave it older than a source it does not depend on, which would make it
+# look stale forever. Output goes to stderr.
+#   steelyard_build_module "$(steelyard_xds_jar)" xds-server io/envoyproxy
+steelyard_build_module() {
+  steelyard_stale "$1" || return 0
+  steelyard_locked steelyard_build_module_unlocked "$@"
+}
+
+steelyard_build_module_unlocked() {
+  local jar="$1" module="$2" marker="$3" root offline=()
+  root="$(steelyard_root)"
+  steelyard_stale "$jar" || return 0 # built by the launcher that held the lock before us
+  echo "steelyard: building $module (./mvnw package, tests skipped)..." >&2
+  if [[ -d "${HOME}/.m2/repository/$marker" ]]; then offline=(-o); fi
+  if (cd "$root" && ./mvnw -B -q "${offline[@]}" -pl "$module" -am -DskipTests package >&2) \
+      || { [[ ${#offline[@]} -gt 0 ]] \
+           && (cd "$root" && ./mvnw -B -q -pl "$module" -am -DskipTests package >&2); }; then
+    touch "$jar"
+    return 0
+  fi
+  echo "steelyard: build failed; run ./mvnw -B -pl $module -am -DskipTests package to see why" >&2
+  return 1
+}
+
 steelyard_spring_greeter_jar() {
   echo "$(steelyard_root)/examples/spring-greeter/target/spring-greeter-${STEELYARD_VERSION}.jar"
 }
 
-# Builds the Spring Boot greeter's executable jar when stale. Output goes to stderr.
-steelyard_build_spring_greeter() {
-  steelyard_stale "$(steelyard_spring_greeter_jar)" || return 0
-  steelyard_locked steelyard_build_spring_greeter_unlocked
-}
-
-steelyard_build_spring_greeter_unlocked() {
-  local root jar offline=()
-  root="$(steelyard_root)"
-  jar="$(steelyard_spring_greeter_jar)"
-  steelyard_stale "$jar" || return 0
-  echo "steelyard: building examples/spring-greeter (./mvnw package, tests skipped)..." >&2
-  if [[ -d "${HOME}/.m2/repository/org/springframework/grpc" ]]; then offline=(-o); fi
-  if (cd "$root" && ./mvnw -B -q "${offline[@]}" -pl examples/spring-greeter -am -DskipTests package >&2); then
-    return 0
-  fi
-  if [[ ${#offline[@]} -gt 0 ]] && (cd "$root" && ./mvnw -B -q -pl examples/spring-greeter -am -DskipTests package >&2); then
-    return 0
-  fi
-  echo "steelyard: build failed; run ./mvnw -B -pl examples/spring-greeter -am -DskipTests package to see why" >&2
-  return 1
+steelyard_spring_cloud_http_jar() {
+  echo "$(steelyard_root)/examples/spring-cloud-http/target/spring-cloud-http-${STEELYARD_VERSION}.jar"
 }

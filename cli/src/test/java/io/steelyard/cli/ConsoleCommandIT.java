@@ -3,18 +3,22 @@ package io.steelyard.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.Client;
 import io.steelyard.testkit.EtcdCluster;
 import io.steelyard.testkit.TestCertificates;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.KeyStore;
 import java.security.cert.Certificate;
 import java.security.cert.CertificateFactory;
 import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import javax.net.ssl.SSLContext;
@@ -24,7 +28,10 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
-/** {@code steelyard console}: its READY line, its options' checks, and that it serves. */
+/**
+ * {@code steelyard console}: its READY line (only once the registry is listed), its options'
+ * checks, and that it serves.
+ */
 @Timeout(60)
 class ConsoleCommandIT {
 
@@ -50,6 +57,27 @@ class ConsoleCommandIT {
     assertThat(page.body()).contains("<h1>Services</h1>");
     assertThat(api.statusCode()).isEqualTo(200);
     assertThat(r.exitCode()).as(r.toString()).isZero();
+  }
+
+  @Test
+  void readyComesOnlyOnceTheRegistryIsListed() throws Exception {
+    try (Client client = Client.builder().endpoints(etcd.endpoints()).build()) {
+      client.getKVClient().put(bytes("/services/listed-first/10.0.0.7:50051"), bytes("10.0.0.7:50051|3"))
+          .get(10, TimeUnit.SECONDS);
+    }
+    Cli.Running console = Cli.withEndpoints(etcd.endpoints()).start("console", "--port", "0");
+
+    // Polled closely, so the request follows the READY line within milliseconds.
+    String url = await().atMost(Duration.ofSeconds(20)).pollDelay(Duration.ZERO)
+        .pollInterval(Duration.ofMillis(2)).until(() -> ready(console.out()), u -> u != null);
+    HttpResponse<String> api = http.send(HttpRequest.newBuilder(URI.create(url + "api/services")).build(),
+        HttpResponse.BodyHandlers.ofString());
+    console.interrupt();
+    console.result(Duration.ofSeconds(10));
+
+    assertThat(api.statusCode()).isEqualTo(200);
+    assertThat(api.body()).contains("\"listedAt\":\"")
+        .contains("{\"name\":\"listed-first\",\"instances\":1,\"drained\":0,\"totalWeight\":3,");
   }
 
   @Test
@@ -138,6 +166,10 @@ class ConsoleCommandIT {
     SSLContext ssl = SSLContext.getInstance("TLS");
     ssl.init(null, tmf.getTrustManagers(), null);
     return ssl;
+  }
+
+  private static ByteSequence bytes(String s) {
+    return ByteSequence.from(s, StandardCharsets.UTF_8);
   }
 
   private static String ready(String out) {

@@ -12,7 +12,6 @@ import io.steelyard.registry.admin.InstanceStore;
 import io.steelyard.discovery.ServiceWatcher;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.KeyLayout;
-import io.steelyard.registry.internal.EtcdCalls;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
@@ -71,12 +70,10 @@ public final class ConsoleServer implements AutoCloseable {
   private final ExecutorService readers;
   private final ScheduledExecutorService ticker;
   private final String url;
-  private final FleetListing fleet;
-  private final Duration callTimeout;
+  private final FleetWatch fleet;
 
   private ConsoleServer(Builder b, InetSocketAddress bind) throws IOException {
     Clock clock = b.clock;
-    callTimeout = b.timeout;
     client = b.connection.connect();
     readers = Executors.newFixedThreadPool(2, threads("steelyard-console-read-%d"));
     ticker = Executors.newSingleThreadScheduledExecutor(threads("steelyard-console-tick"));
@@ -86,8 +83,7 @@ public final class ConsoleServer implements AutoCloseable {
     InstanceStore store = new InstanceStore(client, b.layout, b.timeout);
     Metrics metrics = new Metrics(
         HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build(), System::nanoTime);
-    fleet =
-        new FleetListing(client, b.layout, new EtcdCalls(b.timeout), etcdEndpoints, metrics, clock);
+    fleet = new FleetWatch(b.connection, b.layout, etcdEndpoints, metrics, clock, ticker);
     ServicePages views = new ServicePages(
         service -> new ServicePage(service,
             listener -> ServiceWatcher.builder(b.connection, service).layout(b.layout).open(listener),
@@ -112,7 +108,7 @@ public final class ConsoleServer implements AutoCloseable {
     http.setExecutor(httpThreads);
     http.start();
     ticker.scheduleWithFixedDelay(views::tick, 1, 1, TimeUnit.SECONDS);
-    fleet.refreshIfOld(); // the first listing starts with the server, not with the first page
+    fleet.start(); // the first listing starts with the server, not with the first page
     InetSocketAddress bound = http.getAddress();
     String host = bind.getAddress().getHostAddress();
     url = (b.tls != null ? "https://" : "http://") + (host.indexOf(':') >= 0 ? "[" + host + "]" : host) + ":" + bound.getPort() + "/";
@@ -127,13 +123,13 @@ public final class ConsoleServer implements AutoCloseable {
   }
 
   /**
-   * Waits until the first listing of etcd is in, or has failed (the pages then name the failure
-   * and keep retrying): at most the etcd call timeout and a second. Whether it answered in time;
-   * {@code steelyard console} prints its READY line after this, so a page opened at once shows
-   * the registry.
+   * Waits until the first listing of etcd is in (every service's name and instances), or has
+   * failed (the pages then name the failure and keep retrying): at most six seconds, discovery's
+   * listing timeout and a second. Whether it answered in time; {@code steelyard console} prints
+   * its READY line after this, so a page opened at once shows the registry.
    */
   public boolean awaitFirstListing() throws InterruptedException {
-    return fleet.awaitFirstAnswer(callTimeout.plusSeconds(1));
+    return fleet.awaitFirstAnswer();
   }
 
   /** Where the console serves, e.g. {@code http://127.0.0.1:8088/}. */
@@ -152,6 +148,7 @@ public final class ConsoleServer implements AutoCloseable {
     routes.close();
     http.stop(0);
     routes.views().close();
+    fleet.close();
     shutDownThreadsAndClient();
   }
 

@@ -46,14 +46,14 @@ final class Routes implements HttpHandler {
 
   private final Access access;
   private final boolean readOnly;
-  private final FleetListing fleet;
+  private final FleetWatch fleet;
   private final ServicePages views;
   private final Actions actions;
   private final Clock clock;
   private final Semaphore streams = new Semaphore(MAX_STREAMS);
   private volatile boolean closed;
 
-  Routes(Access access, boolean readOnly, FleetListing fleet, ServicePages views, Actions actions,
+  Routes(Access access, boolean readOnly, FleetWatch fleet, ServicePages views, Actions actions,
       Clock clock) {
     this.access = requireNonNull(access, "access");
     this.readOnly = readOnly;
@@ -125,7 +125,7 @@ final class Routes implements HttpHandler {
     } else if (path.startsWith("/assets/") && ASSETS.containsKey(path.substring(8))) {
       asset(ex, path.substring(8), ASSETS.get(path.substring(8)));
     } else if (path.equals("/api/services")) {
-      fleet.refreshIfOld();
+      fleet.scrapeIfDue();
       json(ex, 200, fleet.json(readOnly));
     } else if (path.equals("/api/events")) {
       json(ex, 200, events());

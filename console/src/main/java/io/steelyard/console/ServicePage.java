@@ -233,12 +233,12 @@ final class ServicePage implements AutoCloseable {
       j.addProperty("lease", r == null || r.leaseId() == 0 ? null : Long.toHexString(r.leaseId()));
       j.addProperty("drainedFrom", r == null || r.drainedFromWeight() < 0 ? null : r.drainedFromWeight());
       Metrics.Rates m = rates.get(i.address());
-      Json.number(j, "callsPerSecond", m.callsPerSecond());
-      Json.number(j, "p99Seconds", m.p99Seconds());
-      Json.number(j, "errorRate", m.errorRate());
+      JsonNumbers.number(j, "callsPerSecond", m.callsPerSecond());
+      JsonNumbers.number(j, "p99Seconds", m.p99Seconds());
+      JsonNumbers.number(j, "errorRate", m.errorRate());
       j.addProperty("metricsNote", m.note());
-      Json.number(j, "expectedShare", total == 0 ? 0 : (double) i.weight() / total);
-      Json.number(j, "observedShare",
+      JsonNumbers.number(j, "expectedShare", total == 0 ? 0 : (double) i.weight() / total);
+      JsonNumbers.number(j, "observedShare",
           m.measured() && observedTotal > 0 ? m.callsPerSecond() / observedTotal : Double.NaN);
       rows.add(j);
     }

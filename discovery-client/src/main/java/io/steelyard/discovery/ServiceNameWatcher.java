@@ -13,10 +13,12 @@ import io.steelyard.registry.RegistryException;
 import io.steelyard.registry.internal.Backoff;
 import io.steelyard.registry.internal.RetryPolicy;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Random;
 import java.util.Set;
 import java.util.SortedSet;
@@ -154,6 +156,12 @@ public final class ServiceNameWatcher implements AutoCloseable {
   /** Whether etcd is failing now, so the names may be out of date. */
   public boolean isStale() {
     return staleSinceMillis != 0;
+  }
+
+  /** Since when etcd has been failing, as {@link Snapshot#staleSince()}; empty while it answers. */
+  public Optional<Instant> staleSince() {
+    long since = staleSinceMillis;
+    return since == 0 ? Optional.empty() : Optional.of(Instant.ofEpochMilli(since));
   }
 
   /** Keys under the prefix skipped since the watcher started because they are no instance key. */

@@ -6,6 +6,8 @@ import com.google.common.collect.ImmutableList;
 import io.steelyard.registry.ServiceInstance;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -81,6 +83,17 @@ public final class Snapshot {
     this.revision = revision;
     this.staleSince = staleSince;
     this.changeReceivedNanos = changeReceivedNanos;
+  }
+
+  /**
+   * A fresh view of {@code instances} at {@code revision}, as a watcher delivers one: sorted by
+   * address, no malformed key, not stale. For a {@link ServiceWatcher.Listener} fed from
+   * elsewhere than a watcher, and for its tests.
+   */
+  public static Snapshot of(String service, List<ServiceInstance> instances, long revision) {
+    List<ServiceInstance> sorted = new ArrayList<>(instances);
+    sorted.sort(Comparator.comparing(ServiceInstance::address));
+    return new Snapshot(service, sorted, revision, null);
   }
 
   /**

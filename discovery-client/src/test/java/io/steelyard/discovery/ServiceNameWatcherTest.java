@@ -8,6 +8,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.grpc.Status;
 import io.steelyard.registry.KeyLayout;
 import io.steelyard.registry.RegistryException;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -154,6 +155,8 @@ class ServiceNameWatcherTest {
     etcd.pendingList().complete(listing(7, kv("/services/greeter/h:1", "h:1|1", 3)));
     etcd.openWatch().events(9, put("/services/orders/h:3", "h:3|1", 9));
 
+    scheduler.forward(1, TimeUnit.SECONDS);
+    Instant failedAt = Instant.ofEpochMilli(scheduler.currentTimeMillis());
     etcd.openWatch().fail(unavailable());
 
     assertThat(watcher.isStale()).isTrue();
@@ -161,10 +164,12 @@ class ServiceNameWatcherTest {
     scheduler.forward(WatcherDefaults.BACKOFF_MAX_MILLIS, TimeUnit.MILLISECONDS);
     assertThat(etcd.lists).as("no new listing").hasSize(1);
     assertThat(etcd.openWatch().fromRevision).isEqualTo(10);
+    assertThat(watcher.staleSince()).as("since the first failure").contains(failedAt);
 
     etcd.openWatch().confirm(1, 12);
 
     assertThat(watcher.isStale()).isFalse();
+    assertThat(watcher.staleSince()).isEmpty();
   }
 
   @Test

@@ -90,8 +90,10 @@ public final class CertificateMetrics implements MeterBinder, AutoCloseable {
         return;
       }
       seen.add(files);
-      notAfter(files.caFile(), files, TlsFiles::caNotAfter);
       Path main = files.caFile();
+      if (main != null) {
+        notAfter(main, files, TlsFiles::caNotAfter);
+      }
       if (files.certFile() != null) {
         main = files.certFile();
         notAfter(main, files, TlsFiles::clientNotAfter);

@@ -20,6 +20,7 @@ import javax.annotation.Nullable;
  * keys.parse("/services/greeter/10.0.0.7:50051");     // InstanceKey[greeter, 10.0.0.7:50051]
  * keys.serviceOf("/services/greeter/10.0.0.7:50051"); // Optional[greeter]
  * keys.serviceOf("/services/.drained/greeter/h:1");   // Optional.empty: not an instance key
+ * keys.parseDrainNote("/services/.drained/greeter/h:1"); // InstanceKey[greeter, h:1]
  * }</pre>
  *
  * <p>The drain notes ({@link #drainNoteKey}) live under {@code <prefix>/.drained/}: {@code
@@ -97,6 +98,22 @@ public final class KeyLayout {
   }
 
   /**
+   * The drain note of the instance {@code instance} names, whatever its instance part: keys
+   * written by other tools need not end in an address, and their notes are named by the same
+   * part. The inverse of {@link #parseDrainNote}.
+   *
+   * @throws IllegalArgumentException when the service is not a valid name or the instance part is
+   *     empty
+   */
+  public String drainNoteKey(InstanceKey instance) {
+    if (instance.instanceId().isEmpty()) {
+      throw new IllegalArgumentException("instanceId: empty (expected: the part of the key after "
+          + servicePrefix(instance.service()) + ")");
+    }
+    return drainNotePrefix(instance.service()) + instance.instanceId();
+  }
+
+  /**
    * {@code <prefix>/.config/<service>}: the gRPC service config operators set for {@code
    * service}'s clients (JSON, e.g. {@code {"loadBalancingConfig":[{"weighted_least_request":{}}]}}),
    * which the {@code etcd:} resolver hands to every channel of the service.
@@ -131,7 +148,22 @@ public final class KeyLayout {
    * #instanceId} takes it, so {@code parse(instanceKey(s, a))} gives back {@code (s, a)}.
    */
   public Optional<InstanceKey> parse(@Nullable String key) {
-    String root = registryPrefix();
+    return split(key, registryPrefix());
+  }
+
+  /**
+   * The service and instance id a drain note of this layout ({@code
+   * <prefix>/.drained/<service>/<instance>}) belongs to, else empty: the inverse of {@link
+   * #drainNoteKey}, so {@code parseDrainNote(drainNoteKey(s, a))} gives back {@code (s, a)}. Any
+   * other key (an instance key, a service config, a note with no instance part or a bad service
+   * segment) is empty.
+   */
+  public Optional<InstanceKey> parseDrainNote(@Nullable String key) {
+    return split(key, prefix + DRAIN_NOTES);
+  }
+
+  /** {@code <root><service>/<instance>} split into its parts, when the service is a valid name. */
+  private static Optional<InstanceKey> split(@Nullable String key, String root) {
     if (key == null || !key.startsWith(root)) {
       return Optional.empty();
     }

@@ -144,4 +144,47 @@ class KeyLayoutTest {
     assertThat(layout.serviceOf("/other/greeter/x")).isEmpty();
     assertThat(KeyLayout.of("/reg").serviceOf("/reg/a.b-c/x")).contains("a.b-c");
   }
+
+  @Test
+  void parseDrainNoteIsTheInverseOfDrainNoteKey() {
+    for (KeyLayout keys : new KeyLayout[] {KeyLayout.defaults(), KeyLayout.of("/a/b"), KeyLayout.of("services/")}) {
+      String note = keys.drainNoteKey("greeter-v2.eu_1", "10.0.0.7:50051");
+      assertThat(keys.parseDrainNote(note))
+          .contains(new KeyLayout.InstanceKey("greeter-v2.eu_1", "10.0.0.7:50051"));
+      assertThat(keys.drainNoteKey(new KeyLayout.InstanceKey("greeter-v2.eu_1", "10.0.0.7:50051")))
+          .isEqualTo(note);
+    }
+  }
+
+  @Test
+  void aDrainNoteOfAnyInstancePartRoundTrips() {
+    KeyLayout keys = KeyLayout.defaults();
+    // Keys other tools write may end in any suffix; their notes are named by the same part.
+    KeyLayout.InstanceKey instance = keys.parse("/services/greeter/node-1/replica-2").orElseThrow();
+    String note = keys.drainNoteKey(instance);
+    assertThat(note).isEqualTo("/services/.drained/greeter/node-1/replica-2");
+    assertThat(keys.parseDrainNote(note)).contains(instance);
+  }
+
+  @Test
+  void onlyDrainNotesParseAsDrainNotes() {
+    KeyLayout keys = KeyLayout.defaults();
+    assertThat(keys.parseDrainNote(null)).isEmpty();
+    assertThat(keys.parseDrainNote(keys.instanceKey("greeter", "h:1"))).isEmpty();
+    assertThat(keys.parseDrainNote(keys.serviceConfigKey("greeter"))).isEmpty();
+    assertThat(keys.parseDrainNote(keys.drainNotePrefix("greeter"))).as("no instance part").isEmpty();
+    assertThat(keys.parseDrainNote("/services/.drained/greeter")).isEmpty();
+    assertThat(keys.parseDrainNote("/services/.drained/bad name/h:1")).isEmpty();
+    assertThat(KeyLayout.of("/registry").parseDrainNote("/services/.drained/greeter/h:1")).isEmpty();
+  }
+
+  @Test
+  void aDrainNoteNeedsAnInstancePartAndAValidService() {
+    KeyLayout keys = KeyLayout.defaults();
+    assertThatThrownBy(() -> keys.drainNoteKey(new KeyLayout.InstanceKey("greeter", "")))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith("instanceId: empty");
+    assertThatThrownBy(() -> keys.drainNoteKey(new KeyLayout.InstanceKey("../x", "h:1")))
+        .isInstanceOf(IllegalArgumentException.class);
+  }
 }

@@ -15,7 +15,10 @@ import java.security.cert.X509Certificate;
 import java.security.spec.ECGenParameterSpec;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Date;
+import java.util.List;
+import javax.annotation.Nullable;
 import org.bouncycastle.asn1.x500.X500Name;
 import org.bouncycastle.asn1.x509.BasicConstraints;
 import org.bouncycastle.asn1.x509.ExtendedKeyUsage;
@@ -166,7 +169,26 @@ public final class TestCertificates {
    * subject CN, valid for two days, and its key: for tests of identities taken from certificates.
    */
   public void issueClientCertificate(Path certFile, Path keyFile, String commonName, String uri) {
-    issue(certFile, keyFile, "CN=" + commonName, false, new GeneralName(GeneralName.uniformResourceIdentifier, uri));
+    issueClientCertificate(certFile, keyFile, commonName, uri, null);
+  }
+
+  /**
+   * Writes a client certificate signed by {@link #caCert()} with each of these names that is not
+   * null: a subject CN, a URI SAN and a DNS SAN (with none, the subject is {@code O=steelyard
+   * test} and there are no SANs), valid for two days, and its key: for tests of which name is
+   * taken as the identity, and of a certificate that names none.
+   */
+  public void issueClientCertificate(
+      Path certFile, Path keyFile, @Nullable String commonName, @Nullable String uri, @Nullable String dns) {
+    List<GeneralName> names = new ArrayList<>();
+    if (uri != null) {
+      names.add(new GeneralName(GeneralName.uniformResourceIdentifier, uri));
+    }
+    if (dns != null) {
+      names.add(new GeneralName(GeneralName.dNSName, dns));
+    }
+    issue(certFile, keyFile, commonName == null ? "O=steelyard test" : "CN=" + commonName, false,
+        names.toArray(GeneralName[]::new));
   }
 
   /**
@@ -177,11 +199,11 @@ public final class TestCertificates {
     issue(certFile, keyFile, "CN=server", true, new GeneralName(GeneralName.iPAddress, "127.0.0.1"));
   }
 
-  private void issue(Path certFile, Path keyFile, String subject, boolean server, GeneralName name) {
+  private void issue(Path certFile, Path keyFile, String subject, boolean server, GeneralName... names) {
     try {
       Instant now = Instant.now();
       KeyPair key = newKeyPair();
-      write(certFile, leaf(subject, key, ca, caKey, now.minus(Duration.ofHours(1)), now.plus(VALIDITY), server, name));
+      write(certFile, leaf(subject, key, ca, caKey, now.minus(Duration.ofHours(1)), now.plus(VALIDITY), server, names));
       write(keyFile, key);
     } catch (IOException e) {
       throw new UncheckedIOException("cannot write a certificate to " + certFile, e);

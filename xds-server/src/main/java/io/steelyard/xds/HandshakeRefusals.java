@@ -15,7 +15,6 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslHandler;
 import io.netty.util.AsciiString;
-import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import javax.annotation.Nullable;
 import javax.net.ssl.SSLException;
@@ -98,9 +97,7 @@ final class HandshakeRefusals {
   }
 
   void refused(@Nullable SocketAddress peer, @Nullable Throwable cause) {
-    String host = peer instanceof InetSocketAddress a && a.getAddress() != null
-        ? a.getAddress().getHostAddress()
-        : String.valueOf(peer);
+    String host = StreamLimits.peerOf(peer);
     String reason = reason(cause);
     metrics.refused("handshake");
     if (logged.asMap().putIfAbsent(host + '\0' + reason, Boolean.TRUE) == null) {

@@ -118,7 +118,8 @@ final class StreamLimits implements ServerInterceptor {
     return open.get();
   }
 
-  private static String peerOf(SocketAddress address) {
+  /** A peer as the bounds and the logs name it: its IP address, without the port. */
+  static String peerOf(@javax.annotation.Nullable SocketAddress address) {
     if (address instanceof InetSocketAddress a && a.getAddress() != null) {
       return a.getAddress().getHostAddress();
     }

@@ -1,5 +1,6 @@
 package io.steelyard.xds;
 
+import static com.google.common.base.Preconditions.checkArgument;
 import static java.util.Objects.requireNonNull;
 
 import io.envoyproxy.envoy.config.core.v3.Node;
@@ -26,6 +27,12 @@ import org.slf4j.LoggerFactory;
  * zone is not a valid zone name (logged once per node). The region is not part of the group:
  * zone names are taken to be unique, as the Java balancer takes them.
  *
+ * <p>Each zone served costs a snapshot group, so the zones are bounded: a zone is served while a
+ * stream of it is open, and until the publisher {@linkplain #forgetIfIdle forgets} it once it has
+ * had none for a grace ({@link #ZONE_GRACE}); at most {@code maxZones} zones are served at once.
+ * A stream naming another zone while that many are served is served as zone-less and counts in
+ * no zone's demand (logged once per node).
+ *
  * <p>Threading: called on gRPC's threads; the listener is called under this object's lock and
  * must only hand the work on.
  */
@@ -36,9 +43,20 @@ final class Subscribers {
     /** The demand of these services changed. */
     void demandChanged(Set<String> services);
 
-    /** A stream of a zone not seen before opened: its group needs a snapshot. */
+    /** A stream of a zone that had none opened: its group needs a snapshot. */
     void zoneSeen(String zone);
+
+    /** The last stream of {@code zone} closed: {@link #forgetIfIdle} it after {@link #ZONE_GRACE}. */
+    void zoneIdle(String zone);
   }
+
+  /** Default bound of zones served at once: {@value}. */
+  static final int DEFAULT_MAX_ZONES = 64;
+  /**
+   * How long a zone without streams keeps its group: long enough for a client that reconnects
+   * (gRPC's first reconnect backoff is 1 s, a control-plane restart a few) not to churn groups.
+   */
+  static final java.time.Duration ZONE_GRACE = java.time.Duration.ofSeconds(30);
 
   private static final Logger log = LoggerFactory.getLogger(Subscribers.class);
   private static final String GROUP_PREFIX = "zone/";
@@ -46,11 +64,14 @@ final class Subscribers {
   private static final int MAX_LOGGED = 10_000;
 
   private final Listener listener;
+  private final int maxZones;
   private final Map<Long, Stream> streams = new HashMap<>();
   /** Per service and zone, the streams of each node subscribed. */
   private final Map<String, Map<String, Map<String, Integer>>> byService = new HashMap<>();
-  private final Set<String> zones = new HashSet<>();
-  private final Set<String> loggedInvalid = ConcurrentHashMap.newKeySet();
+  /** Open streams per zone served; a zone with 0 is in its grace. Written under the lock. */
+  private final Map<String, Integer> zones = new ConcurrentHashMap<>();
+  /** Nodes already logged for an invalid zone or one over the bound. */
+  private final Set<String> logged = ConcurrentHashMap.newKeySet();
 
   private static final class Stream {
     final String nodeId;
@@ -63,8 +84,10 @@ final class Subscribers {
     }
   }
 
-  Subscribers(Listener listener) {
+  Subscribers(Listener listener, int maxZones) {
+    checkArgument(maxZones > 0, "maxZones: %s (expected: at least 1)", maxZones);
     this.listener = requireNonNull(listener, "listener");
+    this.maxZones = maxZones;
   }
 
   /** The cache group of a caller in {@code zone}, or the zone-blind group for null. */
@@ -78,9 +101,10 @@ final class Subscribers {
     return group.startsWith(GROUP_PREFIX) ? group.substring(GROUP_PREFIX.length()) : null;
   }
 
-  /** The cache group of {@code node}. */
+  /** The cache group of {@code node}: its zone's while that zone is served, else zone-blind. */
   String groupOf(Node node) {
-    return groupOf(zoneOf(node));
+    String zone = zoneOf(node);
+    return groupOf(zone != null && zones.containsKey(zone) ? zone : null);
   }
 
   /** The node's zone, or null when it names none or names an invalid one (logged once per node). */
@@ -93,15 +117,19 @@ final class Subscribers {
     try {
       return Localities.checkName("zone", zone);
     } catch (IllegalArgumentException e) {
-      if (loggedInvalid.size() >= MAX_LOGGED) {
-        loggedInvalid.clear();
-      }
-      if (loggedInvalid.add(node.getId())) {
+      if (firstOf(node)) {
         log.warn("Client {} names an invalid zone, served as zone-less: {}",
             Validation.quote(node.getId()), e.getMessage());
       }
       return null;
     }
+  }
+
+  private boolean firstOf(Node node) {
+    if (logged.size() >= MAX_LOGGED) {
+      logged.clear();
+    }
+    return logged.add(node.getId());
   }
 
   /** The stream's node, from its first request that has one; later ones are ignored. */
@@ -110,8 +138,15 @@ final class Subscribers {
       return;
     }
     String zone = zoneOf(node);
+    if (zone != null && !zones.containsKey(zone) && zones.size() >= maxZones) {
+      if (firstOf(node)) {
+        log.warn("Client {} names zone {} while {} zones are served already (--max-zones): served as zone-less",
+            Validation.quote(node.getId()), Validation.quote(zone), maxZones);
+      }
+      zone = null;
+    }
     streams.put(streamId, new Stream(node.getId(), zone));
-    if (zone != null && zones.add(zone)) {
+    if (zone != null && zones.merge(zone, 1, Integer::sum) == 1) {
       listener.zoneSeen(zone);
     }
   }
@@ -167,6 +202,17 @@ final class Subscribers {
       remove(s, service, changed);
     }
     notify(changed);
+    if (s.zone != null && zones.merge(s.zone, -1, Integer::sum) == 0) {
+      listener.zoneIdle(s.zone);
+    }
+  }
+
+  /**
+   * Stops serving {@code zone} if it still has no stream; returns whether it did. A stream of it
+   * opening later makes it a new zone again ({@link Listener#zoneSeen}).
+   */
+  synchronized boolean forgetIfIdle(String zone) {
+    return zones.remove(zone, 0);
   }
 
   /** Subscribed nodes per zone for {@code service}; zone-less nodes are not counted. */
@@ -176,9 +222,9 @@ final class Subscribers {
     return out;
   }
 
-  /** The zones of the streams seen so far. */
+  /** The zones served now, those in their grace included. */
   synchronized Set<String> zones() {
-    return Set.copyOf(zones);
+    return Set.copyOf(zones.keySet());
   }
 
   private void add(Stream s, String service, Set<String> changed) {

@@ -173,7 +173,10 @@ final class XdsCallbacks implements DiscoveryServerCallbacks {
     }
   }
 
-  /** LDS, RDS, CDS, EDS for the four types served; the type URL's last part otherwise. */
+  /**
+   * LDS, CDS and EDS for the three types served, RDS for a route request (answered empty: each
+   * Listener carries its route inline); the type URL's last part otherwise.
+   */
   static String shortType(String typeUrl) {
     if (typeUrl.endsWith(".Listener")) {
       return "LDS";

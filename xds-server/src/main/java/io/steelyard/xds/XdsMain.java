@@ -46,7 +46,8 @@ public final class XdsMain implements Callable<Integer> {
       description = "xDS port, 0 for any free port (default: ${DEFAULT-VALUE}).")
   int port = XdsServer.DEFAULT_PORT;
 
-  @Option(names = "--tls-cert", paramLabel = "FILE", description = "Serve xDS over TLS with this certificate chain (needs --tls-key).")
+  @Option(names = "--tls-cert", paramLabel = "FILE",
+      description = "Serve xDS over TLS with this certificate chain (needs --tls-key); read again when it changes.")
   @Nullable Path tlsCert;
 
   @Option(names = "--tls-key", paramLabel = "FILE", description = "Private key for --tls-cert.")
@@ -82,6 +83,11 @@ public final class XdsMain implements Callable<Integer> {
   @Option(names = "--max-names-per-stream", paramLabel = "N", defaultValue = "" + StreamLimits.DEFAULT_NAMES_PER_STREAM,
       description = "Resource names one stream subscribes to, per type (default: ${DEFAULT-VALUE}).")
   int maxNamesPerStream = StreamLimits.DEFAULT_NAMES_PER_STREAM;
+
+  @Option(names = "--max-zones", paramLabel = "N", defaultValue = "" + Subscribers.DEFAULT_MAX_ZONES,
+      description = {"Zones served at once, each its own assignments; a client naming another one",
+          "gets the zone-blind assignment (default: ${DEFAULT-VALUE})."})
+  int maxZones = Subscribers.DEFAULT_MAX_ZONES;
 
   @Option(names = "--metrics-port", paramLabel = "PORT", defaultValue = "-1",
       description = "Serve GET /metrics (Prometheus text) on this port; 0 any free port; off by default.")
@@ -159,7 +165,8 @@ public final class XdsMain implements Callable<Integer> {
     if (authorize != null) {
       builder.authorize(authorize);
     }
-    builder.maxStreamsPerPeer(maxStreamsPerPeer).maxStreams(maxStreams).maxNamesPerStream(maxNamesPerStream);
+    builder.maxStreamsPerPeer(maxStreamsPerPeer).maxStreams(maxStreams).maxNamesPerStream(maxNamesPerStream)
+        .maxZones(maxZones);
   }
 
   @Override

@@ -12,14 +12,16 @@ import java.util.function.Supplier;
  *
  * <ul>
  *   <li>{@code steelyard.xds.clients}: ADS streams open now;
- *   <li>{@code steelyard.xds.pushes}{type}: responses sent, by resource type (LDS, CDS, EDS, RDS);
+ *   <li>{@code steelyard.xds.pushes}{type}: responses sent, by resource type (LDS, CDS, EDS; RDS only
+ *       to a client that asks for routes, which are inline in each Listener);
  *   <li>{@code steelyard.xds.nacks}{type}: responses clients rejected;
  *   <li>{@code steelyard.xds.revision}: the newest etcd revision the served resources reflect;
  *   <li>{@code steelyard.xds.staleness.seconds}: how long the served view has gone without etcd
  *       (zero while etcd answers);
  *   <li>{@code steelyard.xds.services}: services served;
  *   <li>{@code steelyard.xds.refusals}{bound}: streams and connections refused, by the bound
- *       they hit ({@code streams}, {@code names}) or at the TLS handshake ({@code handshake});
+ *       they hit ({@code streams}, {@code names}), at the TLS handshake ({@code handshake}), or
+ *       for a client certificate without a name under grants ({@code identity});
  *   <li>{@code steelyard.xds.denied}: resources withheld from clients their grants do not name;
  *   <li>{@code steelyard.xds.configs.refused}: stored service configs refused (the last good one
  *       stays), each revision counted once;

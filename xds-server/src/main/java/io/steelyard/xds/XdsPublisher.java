@@ -39,6 +39,9 @@ import org.slf4j.LoggerFactory;
  * <p>While some instance of a service ramps ({@code slowStart}), its assignments are rebuilt
  * every {@link SlowStartRamps#step}, at most a second apart, until the last ramp has ended.
  *
+ * <p>A zone's group is dropped {@link Subscribers#ZONE_GRACE} after its last stream closed, unless
+ * a stream of it opened again meanwhile.
+ *
  * <p>While etcd is unreachable the watchers keep their last views, marked stale: the served
  * resources stay as they were and {@link #staleness} grows.
  *
@@ -56,13 +59,14 @@ final class XdsPublisher implements ServiceWatcher.Listener, Subscribers.Listene
   private final SimpleCache<String> cache;
   private final ScheduledExecutorService executor;
   private final Clock clock;
-  private final Subscribers subscribers = new Subscribers(this);
+  private final Subscribers subscribers;
   // Executor only:
   private final Map<String, Snapshot> views = new HashMap<>();
   private final Map<String, MappedConfig> configs = new HashMap<>();
   private final Map<String, Long> reportedRevision = new HashMap<>();
   private final Map<String, SlowStartRamps> ramps = new HashMap<>();
   private final Map<String, ScheduledFuture<?>> rampSteps = new HashMap<>();
+  private final Map<String, ScheduledFuture<?>> zoneExpiries = new HashMap<>();
   private final Set<String> groups = new LinkedHashSet<>(List.of(GROUP));
   private final Map<String, Map<String, ServiceResources>> resources = new HashMap<>();
   private long revision;
@@ -77,8 +81,10 @@ final class XdsPublisher implements ServiceWatcher.Listener, Subscribers.Listene
       SimpleCache<String> cache,
       ScheduledExecutorService executor,
       Clock clock,
+      int maxZones,
       ConfigMapping mapping,
       Runnable onPublish) {
+    this.subscribers = new Subscribers(this, maxZones);
     this.cache = requireNonNull(cache, "cache");
     this.mapping = requireNonNull(mapping, "mapping");
     this.executor = requireNonNull(executor, "executor");
@@ -120,6 +126,10 @@ final class XdsPublisher implements ServiceWatcher.Listener, Subscribers.Listene
   @Override
   public void zoneSeen(String zone) {
     executor.execute(() -> {
+      ScheduledFuture<?> expiry = zoneExpiries.remove(zone);
+      if (expiry != null) {
+        expiry.cancel(false);
+      }
       String group = Subscribers.groupOf(zone);
       if (groups.add(group)) {
         Set<String> changed = new TreeSet<>(Set.of(group));
@@ -129,6 +139,29 @@ final class XdsPublisher implements ServiceWatcher.Listener, Subscribers.Listene
         publish(changed, false);
       }
     });
+  }
+
+  @Override
+  public void zoneIdle(String zone) {
+    executor.execute(() -> {
+      ScheduledFuture<?> earlier = zoneExpiries.put(zone, executor.schedule(() -> forget(zone),
+          Subscribers.ZONE_GRACE.toNanos(), TimeUnit.NANOSECONDS));
+      if (earlier != null) {
+        earlier.cancel(false);
+      }
+    });
+  }
+
+  private void forget(String zone) {
+    zoneExpiries.remove(zone);
+    if (!subscribers.forgetIfIdle(zone)) {
+      return;
+    }
+    String group = Subscribers.groupOf(zone);
+    groups.remove(group);
+    resources.remove(group);
+    cache.clearSnapshot(group);
+    log.debug("Zone {} has had no stream for {}: its snapshot group is dropped", zone, Subscribers.ZONE_GRACE);
   }
 
   private void apply(Snapshot view) {

@@ -13,7 +13,6 @@ import io.envoyproxy.envoy.config.core.v3.Node;
 import io.grpc.InsecureServerCredentials;
 import io.grpc.Server;
 import io.grpc.ServerCredentials;
-import io.grpc.TlsServerCredentials;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.netty.GrpcSslContexts;
 import io.grpc.netty.NettyServerBuilder;
@@ -62,9 +61,10 @@ import org.slf4j.LoggerFactory;
  * keeps being served; the health service says SERVING once the first view is in.
  *
  * <p>Trust: plaintext is served on loopback only unless {@link Builder#insecureListen()}; {@link
- * Builder#clientCa} asks every client for a certificate signed by that CA (files reloaded as
- * they change), {@link Builder#authorize} grants services to client identities, and {@link
- * Builder#tlsListen} serves mutual TLS on a second address beside a plaintext loopback one.
+ * Builder#tls} serves TLS and {@link Builder#clientCa} asks every client for a certificate signed
+ * by that CA (files reloaded as they change), {@link Builder#authorize} grants services to client
+ * identities, and {@link Builder#tlsListen} serves mutual TLS on a second address beside a
+ * plaintext loopback one.
  * Streams per peer, streams in total and names per stream are bounded. See docs/security.md.
  *
  * <p>Ownership: the server opens and closes its own etcd clients; {@link #close()} stops
@@ -88,6 +88,7 @@ public final class XdsServer implements AutoCloseable {
   private final V3DiscoveryServer discovery;
   private final StreamLimits limits;
   private final HandshakeRefusals refusals;
+  private final ClientIdentity identities;
   private final Object lock = new Object();
   @Nullable private Server server; // guarded by lock
   @Nullable private Server tlsServer; // guarded by lock; with tlsListen only
@@ -103,7 +104,8 @@ public final class XdsServer implements AutoCloseable {
     SimpleCache<String> cache = new SimpleCache<>(groups);
     health.setStatus("", ServingStatus.NOT_SERVING);
     this.publisher =
-        new XdsPublisher(cache, executor, config.clock, new ConfigMapping(ChannelConfigCheck.create()),
+        new XdsPublisher(cache, executor, config.clock, config.maxZones,
+            new ConfigMapping(ChannelConfigCheck.create()),
             () -> health.setStatus("", ServingStatus.SERVING));
     this.metrics = new XdsMetrics(config.meterRegistry, publisher);
     XdsCallbacks callbacks = new XdsCallbacks(metrics, publisher.subscribers());
@@ -114,6 +116,7 @@ public final class XdsServer implements AutoCloseable {
     this.discovery = new V3DiscoveryServer(callbacks, watcher);
     this.limits = new StreamLimits(config.maxStreamsPerPeer, config.maxStreams, config.maxNamesPerStream, metrics);
     this.refusals = new HandshakeRefusals(metrics);
+    this.identities = new ClientIdentity(config.grants != null, metrics);
     this.served =
         new ServedServices(config.connection, config.layout, config.services, publisher, executor);
   }
@@ -152,7 +155,7 @@ public final class XdsServer implements AutoCloseable {
         NettyServerBuilder.forAddress(new InetSocketAddress(host, port), credentials)
             .addService(discovery.getAggregatedDiscoveryServiceImpl())
             .addService(health.getHealthService())
-            .intercept(new ClientIdentity())
+            .intercept(identities)
             .intercept(limits)
             // xDS streams live as long as their clients: let them send keepalives.
             .permitKeepAliveTime(10, TimeUnit.SECONDS)
@@ -168,27 +171,21 @@ public final class XdsServer implements AutoCloseable {
     }
   }
 
-  /** TLS with the server's certificate; with a client CA, mutual TLS from reloaded files. */
+  /**
+   * TLS with the server's certificate, and with a client CA mutual TLS, both from files read
+   * again as they change (registry-core's {@link TlsFiles}, as for etcd).
+   */
   private ServerCredentials tlsCredentials() {
-    Path certChain = requireNonNull(config.certChain);
-    Path key = requireNonNull(config.privateKey);
-    if (config.clientCa == null) {
-      try {
-        return TlsServerCredentials.create(certChain.toFile(), key.toFile());
-      } catch (IOException e) {
-        throw new IllegalArgumentException("tls: cannot read " + certChain + " or " + key + ": " + e.getMessage(), e);
-      }
-    }
-    TlsFiles files = TlsFiles.of(config.clientCa, certChain, key);
+    TlsFiles files = TlsFiles.of(config.clientCa, requireNonNull(config.certChain), requireNonNull(config.privateKey));
     files.require();
+    SslContextBuilder tls = GrpcSslContexts.configure(SslContextBuilder.forServer(files.keyManager()));
+    if (config.clientCa != null) {
+      tls.trustManager(files.trustManager()).clientAuth(ClientAuth.REQUIRE);
+    }
     try {
-      return refusals.credentials(
-          GrpcSslContexts.configure(SslContextBuilder.forServer(files.keyManager()))
-              .trustManager(files.trustManager())
-              .clientAuth(ClientAuth.REQUIRE)
-              .build());
+      return refusals.credentials(tls.build());
     } catch (IOException e) {
-      throw new IllegalArgumentException("tls: cannot serve mutual TLS from " + files + ": " + e.getMessage(), e);
+      throw new IllegalArgumentException("tls: cannot serve TLS from " + files + ": " + e.getMessage(), e);
     }
   }
 
@@ -301,6 +298,7 @@ public final class XdsServer implements AutoCloseable {
     private int maxStreamsPerPeer = StreamLimits.DEFAULT_STREAMS_PER_PEER;
     private int maxStreams = StreamLimits.DEFAULT_STREAMS;
     private int maxNamesPerStream = StreamLimits.DEFAULT_NAMES_PER_STREAM;
+    private int maxZones = Subscribers.DEFAULT_MAX_ZONES;
     private MeterRegistry meterRegistry = new SimpleMeterRegistry();
     private Clock clock = Clock.systemUTC();
     private final Set<String> set = new TreeSet<>();
@@ -344,7 +342,10 @@ public final class XdsServer implements AutoCloseable {
       return this;
     }
 
-    /** Serve TLS with this certificate chain and private key (PEM files). */
+    /**
+     * Serve TLS with this certificate chain and private key (PEM files), read again when they
+     * change, for every new connection.
+     */
     public Builder tls(Path certChain, Path privateKey) {
       once("tls");
       this.certChain = requireNonNull(certChain, "certChain");
@@ -415,6 +416,18 @@ public final class XdsServer implements AutoCloseable {
       once("maxNamesPerStream");
       checkArgument(names > 0, "maxNamesPerStream: %s (expected: at least 1)", names);
       this.maxNamesPerStream = names;
+      return this;
+    }
+
+    /**
+     * Bound of zones served at once, each a snapshot group; default 64. A client naming another
+     * zone while that many are served gets the zone-blind assignment. A zone whose last stream
+     * closed stops being served 30 s later.
+     */
+    public Builder maxZones(int zones) {
+      once("maxZones");
+      checkArgument(zones > 0, "maxZones: %s (expected: at least 1)", zones);
+      this.maxZones = zones;
       return this;
     }
 

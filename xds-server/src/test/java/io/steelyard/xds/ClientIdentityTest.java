@@ -42,6 +42,28 @@ class ClientIdentityTest {
   }
 
   @Test
+  void theDnsSanComesBeforeTheCommonName() throws Exception {
+    TestCertificates certs = TestCertificates.generate(dir);
+    certs.issueClientCertificate(dir.resolve("d.pem"), dir.resolve("d-key.pem"), "greeter-client", null, "greeter.example");
+    assertThat(ClientIdentity.of(read(dir.resolve("d.pem")))).isEqualTo("greeter.example");
+  }
+
+  @Test
+  void theUriSanComesBeforeTheDnsSan() throws Exception {
+    TestCertificates certs = TestCertificates.generate(dir);
+    certs.issueClientCertificate(dir.resolve("u.pem"), dir.resolve("u-key.pem"), "greeter-client",
+        "spiffe://test/greeter-client", "greeter.example");
+    assertThat(ClientIdentity.of(read(dir.resolve("u.pem")))).isEqualTo("spiffe://test/greeter-client");
+  }
+
+  @Test
+  void aCertificateNamingNoneOfTheThreeHasNoIdentity() throws Exception {
+    TestCertificates certs = TestCertificates.generate(dir);
+    certs.issueClientCertificate(dir.resolve("n.pem"), dir.resolve("n-key.pem"), null, null, null);
+    assertThat(ClientIdentity.of(read(dir.resolve("n.pem")))).isNull();
+  }
+
+  @Test
   void noSessionNoIdentity() {
     assertThat(ClientIdentity.of((javax.net.ssl.SSLSession) null)).isNull();
   }

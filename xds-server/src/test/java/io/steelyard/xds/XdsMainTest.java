@@ -98,6 +98,12 @@ class XdsMainTest {
   }
 
   @Test
+  void aZoneBoundBelowOneExitsTwo() {
+    assertThat(run("--max-zones", "0")).isEqualTo(2);
+    assertThat(line()).contains("maxZones: 0 (expected: at least 1)");
+  }
+
+  @Test
   void aBoundThatIsNotANumberExitsTwo() {
     assertThat(run("--max-names-per-stream", "many")).isEqualTo(2);
   }

@@ -38,6 +38,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BiFunction;
 import javax.net.ssl.KeyManager;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLSocket;
@@ -212,18 +213,25 @@ class XdsTrustIT {
    */
   private static GreeterGrpc.GreeterBlockingStub grpcJavaXdsClient(
       String scheme, int port, List<XdsNameResolverProvider> providers, List<ManagedChannel> channels) {
+    Map<String, Object> tls = Map.of("type", "tls", "config", Map.of("ca_certificate_file", certs.caCert().toString()));
+    return grpcJavaXdsClient(scheme, port, tls, "java-tls", providers, channels);
+  }
+
+  /** A grpc-java xDS client of {@code service} through the control plane on {@code port}. */
+  private static GreeterGrpc.GreeterBlockingStub grpcJavaXdsClient(String scheme, int port,
+      Map<String, Object> channelCreds, String service, List<XdsNameResolverProvider> providers,
+      List<ManagedChannel> channels) {
     Map<String, Object> bootstrap = Map.of(
         "xds_servers", List.of(Map.of(
             "server_uri", "127.0.0.1:" + port,
-            "channel_creds", List.of(Map.of("type", "tls",
-                "config", Map.of("ca_certificate_file", certs.caCert().toString()))),
+            "channel_creds", List.of(channelCreds),
             "server_features", List.of("xds_v3"))),
         "node", Map.of("id", scheme));
     XdsNameResolverProvider provider = XdsNameResolverProvider.createForTest(scheme, bootstrap);
     providers.add(provider);
     NameResolverRegistry.getDefaultRegistry().register(provider);
     ManagedChannel channel =
-        Grpc.newChannelBuilder(scheme + ":///java-tls", InsecureChannelCredentials.create()).build();
+        Grpc.newChannelBuilder(scheme + ":///" + service, InsecureChannelCredentials.create()).build();
     channels.add(channel);
     return GreeterGrpc.newBlockingStub(channel);
   }
@@ -263,45 +271,122 @@ class XdsTrustIT {
 
   @Test
   void aReplacedServerCertificateServesNewClientsWhileAnOpenStreamKeepsItsUpdates() throws Exception {
-    Path cert = dir.resolve("rotating.pem");
-    Path key = dir.resolve("rotating-key.pem");
+    rotation("rotate", (cert, key) -> mutualTls(cert, key), withCertificate(certs.clientCert(), certs.clientKey()));
+  }
+
+  @Test
+  void serverOnlyTlsReloadsAReplacedCertificateAsMutualTlsDoes() throws Exception {
+    rotation("rotate-server-only",
+        (cert, key) -> XdsServer.builder(EtcdConnection.of(etcd.endpoints())).port(0).tls(cert, key),
+        withoutCertificate());
+  }
+
+  /**
+   * The server certificate of the control plane {@code server} builds is replaced on disk: a new
+   * client sees the new chain, and a stream opened before keeps its updates.
+   */
+  private static void rotation(String service, BiFunction<Path, Path, XdsServer.Builder> server,
+      ChannelCredentials credentials) throws Exception {
+    // The files are read through one process-wide view per set of paths: each test its own.
+    Path cert = dir.resolve(service + ".pem");
+    Path key = dir.resolve(service + "-key.pem");
     Files.copy(certs.serverCert(), cert, StandardCopyOption.REPLACE_EXISTING);
     Files.copy(certs.serverKey(), key, StandardCopyOption.REPLACE_EXISTING);
-    register("rotate", "10.40.1.1:50051", 1);
-    try (XdsServer xds = mutualTls(cert, key).build().start();
-        AdsProbe open = new AdsProbe(channel(xds.port(), withCertificate(certs.clientCert(), certs.clientKey())), "open")) {
-      open.subscribe(AdsProbe.CDS, List.of("rotate"));
-      open.ack(open.next(WAIT), List.of("rotate"));
-      open.subscribe(AdsProbe.EDS, List.of("rotate"));
-      open.ack(open.next(WAIT), List.of("rotate"));
+    register(service, "10.40.1.1:50051", 1);
+    try (XdsServer xds = server.apply(cert, key).build().start();
+        AdsProbe open = new AdsProbe(channel(xds.port(), credentials), "open")) {
+      open.subscribe(AdsProbe.CDS, List.of(service));
+      open.ack(open.next(WAIT), List.of(service));
+      open.subscribe(AdsProbe.EDS, List.of(service));
+      open.ack(open.next(WAIT), List.of(service));
       assertThat(servedSerial(xds.port())).isEqualTo(serial(certs.serverCert()));
 
-      Path next = dir.resolve("next.pem");
-      Path nextKey = dir.resolve("next-key.pem");
+      Path next = dir.resolve(service + "-next.pem");
+      Path nextKey = dir.resolve(service + "-next-key.pem");
       certs.issueServerCertificate(next, nextKey);
       Files.copy(nextKey, key, StandardCopyOption.REPLACE_EXISTING);
       Files.copy(next, cert, StandardCopyOption.REPLACE_EXISTING);
 
       await().atMost(WAIT).until(() -> servedSerial(xds.port()).equals(serial(next)));
-      try (AdsProbe fresh = new AdsProbe(channel(xds.port(), withCertificate(certs.clientCert(), certs.clientKey())), "fresh")) {
-        fresh.subscribe(AdsProbe.CDS, List.of("rotate"));
-        assertThat(clusters(fresh.next(WAIT))).containsExactly("rotate");
+      try (AdsProbe fresh = new AdsProbe(channel(xds.port(), credentials), "fresh")) {
+        fresh.subscribe(AdsProbe.CDS, List.of(service));
+        assertThat(clusters(fresh.next(WAIT))).containsExactly(service);
       }
-      register("rotate", "10.40.1.2:50051", 1);
+      register(service, "10.40.1.2:50051", 1);
       assertThat(open.next(WAIT).getTypeUrl()).as("the open stream's update").isEqualTo(AdsProbe.EDS);
     }
   }
 
+  /**
+   * The recommended deployment: one control plane with a plaintext loopback listener, where
+   * grpc-java's own xDS client (which presents no client certificate) reads and calls, beside a
+   * mutual-TLS listener with grants, where a client with a certificate reads its services.
+   * (Python's C-core client over the TLS listener of such a process: {@code scripts/interop-xds}.)
+   */
   @Test
-  void aPlaintextLoopbackListenerServesBesideTheMutualTlsOne() throws Exception {
-    try (XdsServer xds = mutualTls(certs.serverCert(), certs.serverKey()).tlsListen("127.0.0.1", 0).build().start();
-        AdsProbe local = new AdsProbe(xds.port(), "local");
-        AdsProbe remote = new AdsProbe(channel(xds.tlsPort(), withCertificate(certs.clientCert(), certs.clientKey())), "remote")) {
+  void aPlaintextLoopbackListenerServesGrpcJavasXdsClientBesideTheMutualTlsOne() throws Exception {
+    Path grants = Files.writeString(dir.resolve("grants-beside.json"),
+        "{\"grants\": [{\"identity\": \"%s\", \"services\": [\"greeter\"]}]}".formatted(GREETER_ID));
+    List<XdsNameResolverProvider> providers = new ArrayList<>();
+    List<ManagedChannel> channels = new ArrayList<>();
+    try (XdsServer xds = mutualTls(certs.serverCert(), certs.serverKey()).tlsListen("127.0.0.1", 0)
+            .authorize(grants).build().start();
+        AdsProbe remote = new AdsProbe(
+            channel(xds.tlsPort(), withCertificate(dir.resolve("greeter.pem"), dir.resolve("greeter-key.pem"))), "remote");
+        AdsProbe plaintextOnTheTlsPort = new AdsProbe(xds.tlsPort(), "plaintext")) {
       assertThat(xds.tlsPort()).isNotEqualTo(xds.port());
-      local.subscribe(AdsProbe.CDS, List.of("greeter"));
-      remote.subscribe(AdsProbe.CDS, List.of("greeter"));
-      assertThat(clusters(local.next(WAIT))).containsExactly("greeter");
+      GreeterServer greeter = QuickGreeters.builder(etcd, "beside").build().start();
+      try {
+        GreeterGrpc.GreeterBlockingStub local = grpcJavaXdsClient(
+            "xds-loopback", xds.port(), Map.of("type", "insecure"), "beside", providers, channels);
+        await().atMost(WAIT).ignoreExceptionsInstanceOf(StatusRuntimeException.class)
+            .until(() -> greeter.address().equals(local.withDeadlineAfter(5, TimeUnit.SECONDS)
+                .sayHello(HelloRequest.newBuilder().setName("java").build()).getServerAddress()));
+        for (int i = 0; i < 200; i++) {
+          assertThat(local.withDeadlineAfter(5, TimeUnit.SECONDS)
+              .sayHello(HelloRequest.newBuilder().setName("java").build()).getServerAddress())
+              .isEqualTo(greeter.address());
+        }
+      } finally {
+        greeter.shutdownNow();
+      }
+      remote.subscribe(AdsProbe.CDS, List.of("greeter", "billing"));
       assertThat(clusters(remote.next(WAIT))).containsExactly("greeter");
+      plaintextOnTheTlsPort.subscribe(AdsProbe.CDS, List.of("greeter"));
+      await().atMost(WAIT).until(() -> plaintextOnTheTlsPort.error() != null);
+      assertThat(plaintextOnTheTlsPort.poll(Duration.ZERO)).isNull();
+    } finally {
+      for (ManagedChannel c : channels) {
+        c.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+      }
+      providers.forEach(NameResolverRegistry.getDefaultRegistry()::deregister);
+    }
+  }
+
+  /**
+   * A certificate from the CA that names no URI SAN, DNS SAN or CN has no identity any grant
+   * could name: under {@code --authorize} its streams are refused, and it reads nothing.
+   */
+  @Test
+  void aCertificateWithoutANameIsRefusedUnderGrants() throws Exception {
+    Path grants = Files.writeString(dir.resolve("grants-all.json"), "{\"grants\": [{\"identity\": \"*\", \"services\": [\"*\"]}]}");
+    Path nameless = dir.resolve("nameless.pem");
+    Path namelessKey = dir.resolve("nameless-key.pem");
+    certs.issueClientCertificate(nameless, namelessKey, null, null, null);
+    try (XdsServer xds = mutualTls(certs.serverCert(), certs.serverKey()).authorize(grants).build().start();
+        AdsProbe anonymous = new AdsProbe(channel(xds.port(), withCertificate(nameless, namelessKey)), "nameless");
+        AdsProbe named = new AdsProbe(
+            channel(xds.port(), withCertificate(dir.resolve("greeter.pem"), dir.resolve("greeter-key.pem"))), "named")) {
+      anonymous.subscribe(AdsProbe.CDS, List.of("greeter"));
+      await().atMost(WAIT).until(() -> anonymous.error() != null);
+      Status status = Status.fromThrowable(anonymous.error());
+      assertThat(status.getCode()).isEqualTo(Status.Code.PERMISSION_DENIED);
+      assertThat(status.getDescription()).contains("names no URI SAN, DNS SAN or subject CN");
+      assertThat(anonymous.poll(Duration.ZERO)).isNull();
+      assertThat(xds.metrics().refusals("identity")).isEqualTo(1);
+
+      named.subscribe(AdsProbe.CDS, List.of("greeter"));
+      assertThat(clusters(named.next(WAIT))).containsExactly("greeter");
     }
   }
 

@@ -1,12 +1,12 @@
 package io.steelyard.balancer.internal;
 
-import io.steelyard.balancer.spi.AliasTable;
-
 import static com.google.common.base.Preconditions.checkArgument;
 
 import io.grpc.LoadBalancer.PickResult;
 import io.grpc.LoadBalancer.PickSubchannelArgs;
 import io.grpc.LoadBalancer.SubchannelPicker;
+import io.steelyard.balancer.spi.AliasTable;
+import io.steelyard.balancer.spi.LoadAwarePicker;
 import io.steelyard.balancer.spi.WeightedPolicyConfig;
 import java.util.Arrays;
 import java.util.Random;
@@ -59,7 +59,7 @@ import javax.annotation.Nullable;
  * factory: no lock, no allocation (grpc then asks that factory for one tracer per call, which
  * counts the call in and out).
  */
-final class LeastRequestPicker extends WeightedPicker {
+final class LeastRequestPicker extends WeightedPicker implements LoadAwarePicker {
 
   /** Redraws allowed when a draw repeats the current best; bounds the loop for skewed weights. */
   static final int MAX_REDRAWS = 4;
@@ -110,7 +110,8 @@ final class LeastRequestPicker extends WeightedPicker {
   }
 
   /** The result for endpoint {@code best}, carrying its tracer. */
-  PickResult pick(int best, PickSubchannelArgs args) {
+  @Override
+  public PickResult pick(int best, PickSubchannelArgs args) {
     PickResult result = tracedResults[best];
     if (result != null) {
       return result;
@@ -125,7 +126,8 @@ final class LeastRequestPicker extends WeightedPicker {
   }
 
   /** The index of the endpoint to pick. */
-  int choose() {
+  @Override
+  public int choose() {
     int n = loads.length;
     if (n == 1) {
       return 0;
@@ -158,7 +160,8 @@ final class LeastRequestPicker extends WeightedPicker {
    * Endpoint {@code i}'s load relative to its capacity: {@code (outstanding + 1) × penalty /
    * weight}, what the zone step's live-load spill compares with its {@code spillLoad}.
    */
-  double loadScore(int i) {
+  @Override
+  public double loadScore(int i) {
     EndpointLoad load = loads[i];
     return (load.outstanding() + 1) * load.penalty() * inverseWeights[i];
   }
@@ -168,7 +171,8 @@ final class LeastRequestPicker extends WeightedPicker {
    * errorCost}. Lower is better; the zone step's live-load spill ranks candidates of different
    * zones by it.
    */
-  double rankScore(int i) {
+  @Override
+  public double rankScore(int i) {
     return loadScore(i) + loads[i].errorCost();
   }
 

@@ -6,6 +6,7 @@ import com.google.common.annotations.VisibleForTesting;
 import com.google.common.base.Ticker;
 import io.grpc.EquivalentAddressGroup;
 import io.grpc.LoadBalancer.SubchannelPicker;
+import io.steelyard.balancer.spi.LoadAwarePicker;
 import io.steelyard.balancer.spi.LoadAwarePickerFactory;
 import io.steelyard.balancer.spi.TracerDecorator;
 import io.steelyard.balancer.spi.WeightedPolicyConfig;
@@ -88,9 +89,30 @@ final class LeastRequestPickerFactory implements LoadAwarePickerFactory {
       SubchannelPicker[][] childPickers,
       int[][] weights,
       WeightedPolicyConfig config) {
+    return build(endpointKeys, childPickers, weights, config);
+  }
+
+  /** As {@link #newPickers}; each picker is its own {@link LoadAwarePicker} side. */
+  @Override
+  public SubchannelPicker[] newLoadAwarePickers(
+      Object[][] endpointKeys,
+      SubchannelPicker[][] childPickers,
+      int[][] weights,
+      WeightedPolicyConfig config,
+      LoadAwarePicker[] views) {
+    LeastRequestPicker[] pickers = build(endpointKeys, childPickers, weights, config);
+    System.arraycopy(pickers, 0, views, 0, pickers.length);
+    return pickers;
+  }
+
+  private LeastRequestPicker[] build(
+      Object[][] endpointKeys,
+      SubchannelPicker[][] childPickers,
+      int[][] weights,
+      WeightedPolicyConfig config) {
     Map<Object, EndpointLoad> previous = loads;
     Map<Object, EndpointLoad> next = new HashMap<>();
-    SubchannelPicker[] pickers = new SubchannelPicker[endpointKeys.length];
+    LeastRequestPicker[] pickers = new LeastRequestPicker[endpointKeys.length];
     for (int g = 0; g < pickers.length; g++) {
       EndpointLoad[] pickerLoads = new EndpointLoad[endpointKeys[g].length];
       for (int i = 0; i < pickerLoads.length; i++) {

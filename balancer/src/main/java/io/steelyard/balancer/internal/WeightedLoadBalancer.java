@@ -16,12 +16,11 @@ import io.grpc.Status;
 import io.grpc.SynchronizationContext.ScheduledHandle;
 import io.grpc.util.MultiChildLoadBalancer;
 import io.steelyard.balancer.spi.BalancerObserver;
+import io.steelyard.balancer.spi.ClientSubset;
 import io.steelyard.balancer.spi.EffectiveWeights;
 import io.steelyard.balancer.spi.EndpointState;
-import io.steelyard.balancer.spi.EndpointSelection;
 import io.steelyard.balancer.spi.PickerFactory;
 import io.steelyard.balancer.spi.SlowStartWeights;
-import io.steelyard.balancer.spi.ClientSubset;
 import io.steelyard.balancer.spi.WeightedPolicyConfig;
 import io.steelyard.registry.EndpointWeights;
 import io.steelyard.registry.Localities;
@@ -31,7 +30,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import javax.annotation.Nullable;
 import javax.annotation.concurrent.NotThreadSafe;
 import org.slf4j.Logger;
@@ -46,21 +44,18 @@ import org.slf4j.LoggerFactory;
  *
  * <ol>
  *   <li>which endpoints get a child: {@link #createChildAddressesMap}, all of them, or this
- *       client's {@link ClientSubset} when the config sets {@code subsetSize} ({@link ClientSubsetting});
+ *       client's {@link ClientSubset} when the config sets {@code subsetSize} ({@link
+ *       ClientSubsetting});
  *   <li>declared weight per endpoint: {@link EndpointWeights#WEIGHT}, {@value
  *       EndpointWeights#DEFAULT_WEIGHT} when absent, read in {@link #createChildAddressesMap};
- *   <li>eligibility and effective weight: {@link EffectiveWeights}, the rule integrations call too;
+ *   <li>eligibility and effective weight: {@link EffectiveWeights}, the rule integrations call
+ *       too;
  *   <li>slow start, when the config turns it on: {@link SlowStart} ramps the effective weight of
  *       endpoints that recently became usable, and a timer rebuilds the picker while ramps run
  *       (at most once per {@link SlowStartWeights#refreshDelayNanos}: max(window / 20, 250 ms));
- *   <li>metadata subsets, when the config sets {@code subset} or {@code split}: {@link Selection}
- *       chooses the READY eligible children each picker covers (a split: per call, by share);
- *   <li>the zone step, when the caller's zone is known ({@link ZoneRouting}): within the chosen
- *       subset (or over every endpoint), which share of calls stays in the caller's zone and how
- *       the rest spreads over the others;
- *   <li>the picker over each group so formed (subset, or zone within a subset): the {@link
- *       PickerFactory}, all groups in one {@link PickerFactory#newPickers} call. Without subsets
- *       and a caller zone, one {@link PickerFactory#newPicker} over every READY eligible child.
+ *   <li>the panic threshold ({@link PanicThreshold}), below;
+ *   <li>from the READY eligible endpoints to the picker: {@link PickerPipeline}, which owns the
+ *       steps split, metadata selection, zone and the policy's pick, in that order.
  * </ol>
  *
  * <p>Children are keyed by address only, so an update that changes nothing but weights (or other
@@ -71,9 +66,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>The policy's parsed {@link WeightedPolicyConfig} arrives in {@code
  * ResolvedAddresses.getLoadBalancingPolicyConfig()} (null under {@code
- * defaultLoadBalancingPolicy}, meaning {@link WeightedPolicyConfig#DEFAULT}); its subset is read
- * in {@link #createChildAddressesMap}, and the whole config is handed to the picker factory with
- * each READY endpoint's child key.
+ * defaultLoadBalancingPolicy}, meaning {@link WeightedPolicyConfig#DEFAULT}); its client subset
+ * is read in {@link #createChildAddressesMap}, and the whole config is handed to the pipeline
+ * with each READY endpoint's child key.
  *
  * <p><b>Panic</b> ({@link WeightedPolicyConfig#panicThresholdPercent()}, decided by {@link
  * PanicThreshold#panic}): when too few of the endpoints that are READY or TRANSIENT_FAILURE are
@@ -108,11 +103,10 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
               List.of("grpc.lb.policy"),
               true);
 
-  private final PickerFactory pickerFactory;
   private final EffectiveWeights eligibility;
   private final PanicThreshold panicThreshold;
   private final SlowStart slowStart;
-  private final ZoneRouting zoneRouting;
+  private final PickerPipeline pipeline;
   /** The pending picker rebuild while ramps run, or null. */
   @Nullable private ScheduledHandle slowStartRefresh;
   private boolean shutdown;
@@ -122,16 +116,8 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
   /** Declared weight per child key, from the latest non-empty resolution. */
   private Map<Object, Integer> declaredWeights = new HashMap<>();
 
-  /** Declared zone per child key ("" for none), from the latest non-empty resolution. */
-  private Map<Object, String> zones = new HashMap<>();
-
   /** Backend label (first address) per child key, from the latest non-empty resolution. */
   private Map<Object, String> backends = new HashMap<>();
-
-  /** Metadata per child key that has any, from the latest non-empty resolution. */
-  private Map<Object, Map<String, String>> metadata = new HashMap<>();
-
-  private final Selection subsets = new Selection();
 
   /** Told about every endpoint after each update; null when the channel asked for no metrics. */
   @Nullable private final BalancerObserver observer;
@@ -149,11 +135,10 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
   WeightedLoadBalancer(
       Helper helper, String policyName, PickerFactory pickerFactory, Ticker ticker) {
     super(helper);
-    this.pickerFactory = requireNonNull(pickerFactory, "pickerFactory");
     this.eligibility = new EffectiveWeights(policyName);
     this.panicThreshold = new PanicThreshold(policyName);
     this.slowStart = new SlowStart(ticker);
-    this.zoneRouting = new ZoneRouting(policyName);
+    this.pipeline = new PickerPipeline(policyName, requireNonNull(pickerFactory, "pickerFactory"));
     this.policyName = policyName;
     this.observer = BalancerObservers.forChannel(helper);
   }
@@ -174,7 +159,7 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
         parsed instanceof WeightedPolicyConfig
             ? (WeightedPolicyConfig) parsed
             : WeightedPolicyConfig.DEFAULT;
-    zoneRouting.resolverZone(resolvedAddresses.getAttributes().get(Localities.CALLER_ZONE));
+    pipeline.resolverZone(resolvedAddresses.getAttributes().get(Localities.CALLER_ZONE));
     return super.acceptResolvedAddresses(resolvedAddresses);
   }
 
@@ -198,10 +183,9 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
           metadataByKey.put(entry.getKey(), meta);
         }
       }
-      zones = zoneOf;
       declaredWeights = weights;
-      metadata = metadataByKey;
       backends = labels;
+      pipeline.resolved(weights, zoneOf, metadataByKey);
       slowStart.onResolution(children.keySet());
     }
     return children;
@@ -315,48 +299,13 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
       Object[] pickKeys = Arrays.copyOf(readyKeys, readyPickers.size());
       SubchannelPicker[] pickers = readyPickers.toArray(new SubchannelPicker[0]);
       int[] pickWeights = Arrays.copyOf(readyWeights, readyPickers.size());
-      SubchannelPicker picker =
-          config.endpointSelection() == null && zoneRouting.callerZone(config) == null
-              ? pickerFactory.newPicker(pickKeys, pickers, pickWeights, config)
-              : subsets.newPicker(
-                  pickerFactory, pickKeys, pickers, pickWeights, config, metadata::get,
-                  zoneStep(children, declared, pickKeys, pickWeights, scale));
-      updateBalancingState(READY, picker);
+      updateBalancingState(READY, pipeline.picker(pickKeys, pickers, pickWeights, scale, config));
     } else if (connecting) {
       updateBalancingState(CONNECTING, new FixedResultPicker(CONNECTING_RESULT));
     } else {
       // Every eligible child failed: rotate over their pickers, which report their errors.
       updateBalancingState(TRANSIENT_FAILURE, new FailingPicker(failing));
     }
-  }
-
-  /**
-   * The zone step within each subset, over the READY {@code keys} with their {@code weights}:
-   * its local share and spill are computed over the subset's endpoints only (their declared
-   * weights per zone, READY or not); {@link Selection#POLICY_ONLY} without a caller zone.
-   */
-  private Selection.Within zoneStep(
-      List<ChildLbState> children, int[] declared, Object[] keys, int[] weights, int scale) {
-    if (zoneRouting.callerZone(config) == null) {
-      return Selection.POLICY_ONLY;
-    }
-    String[] pickZones = new String[keys.length];
-    for (int i = 0; i < keys.length; i++) {
-      pickZones[i] = zones.getOrDefault(keys[i], "");
-    }
-    return selector -> (groups, members) -> {
-      Map<String, Long> registered = new HashMap<>();
-      for (int i = 0; i < children.size(); i++) {
-        Object key = children.get(i).getKey();
-        if (selector == null || EndpointSelection.matches(selector, metadata.get(key))) {
-          registered.merge(zones.getOrDefault(key, ""), (long) declared[i], Long::sum);
-        }
-      }
-      PickerGroups.Assembly plan = zoneRouting.plan(groups, members,
-          selector == null ? "" : String.valueOf(selector), pickerFactory, weights, pickZones,
-          registered, config, scale);
-      return plan != null ? plan : groups.whole(members);
-    };
   }
 
   /** Keeps one rebuild pending while ramps run, none otherwise. */
@@ -447,36 +396,6 @@ final class WeightedLoadBalancer extends MultiChildLoadBalancer {
       getHelper().updateBalancingState(state, picker);
       currentConnectivityState = state;
       currentPicker = picker;
-    }
-  }
-
-  /** TRANSIENT_FAILURE picker: rotates over the failed children so each one's error surfaces. */
-  static final class FailingPicker extends SubchannelPicker {
-    private final SubchannelPicker[] pickers;
-    private final AtomicInteger next = new AtomicInteger();
-
-    FailingPicker(List<SubchannelPicker> pickers) {
-      this.pickers = pickers.toArray(new SubchannelPicker[0]);
-    }
-
-    @Override
-    public PickResult pickSubchannel(PickSubchannelArgs args) {
-      return pickers[Math.floorMod(next.getAndIncrement(), pickers.length)].pickSubchannel(args);
-    }
-
-    @Override
-    public boolean equals(Object o) {
-      return o instanceof FailingPicker && Arrays.equals(pickers, ((FailingPicker) o).pickers);
-    }
-
-    @Override
-    public int hashCode() {
-      return Arrays.hashCode(pickers);
-    }
-
-    @Override
-    public String toString() {
-      return "FailingPicker{" + Arrays.toString(pickers) + "}";
     }
   }
 }

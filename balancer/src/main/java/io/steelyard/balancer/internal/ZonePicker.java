@@ -6,6 +6,7 @@ import io.grpc.LoadBalancer.PickResult;
 import io.grpc.LoadBalancer.PickSubchannelArgs;
 import io.grpc.LoadBalancer.SubchannelPicker;
 import io.steelyard.balancer.spi.AliasTable;
+import io.steelyard.balancer.spi.LoadAwarePicker;
 import java.util.Arrays;
 import java.util.Objects;
 import java.util.Random;
@@ -15,11 +16,12 @@ import javax.annotation.Nullable;
 /**
  * The zone step's picker ({@link ZoneRouting}): with probability {@code localShare} the local
  * zone's policy picker, else one of the other zones' pickers drawn by their spare capacity
- * (an alias table). With a {@code spillLoad} (only over {@link LeastRequestPicker}s), a local
- * pick whose chosen endpoint is full (its {@link LeastRequestPicker#loadScore} above {@code
- * spillLoad}) goes to a candidate of another zone instead when that one ranks better by {@link
- * LeastRequestPicker#rankScore} (load plus error cost: a remote server failing every call does
- * not win the spill by being idle).
+ * (an alias table). With a {@code spillLoad} (only over a load-aware policy's pickers, given as
+ * {@link LoadAwarePicker}s), a local pick whose chosen endpoint is full (its {@link
+ * LoadAwarePicker#loadScore} above {@code spillLoad}) goes to a candidate of another zone instead
+ * when that one ranks better by {@link LoadAwarePicker#rankScore} (for {@code
+ * weighted_least_request}, load plus error cost: a remote server failing every call does not win
+ * the spill by being idle).
  *
  * <p>Immutable and thread-safe; a pick draws one or two random {@code long}s and allocates
  * nothing beyond what the zone's own picker does.
@@ -36,14 +38,20 @@ final class ZonePicker extends SubchannelPicker {
   private final double localShare;
   private final long localThreshold;
   private final double spillLoad;
-  @Nullable private final LeastRequestPicker liveLocal;
+  /** With a live-load spill: {@code local} and {@code remote} as load-aware pickers; else null. */
+  @Nullable private final LoadAwarePicker liveLocal;
+  @Nullable private final LoadAwarePicker[] liveRemote;
   @Nullable private final Random random;
 
   /**
    * @param remote one picker per other zone with spare capacity, parallel to {@code
    *     remoteWeights} (positive); may be empty only when {@code localShare} is 1
-   * @param spillLoad 0 for no live-load spill; else {@code local} and every {@code remote} are
-   *     {@link LeastRequestPicker}s
+   * @param spillLoad 0 for no live-load spill; else {@code liveLocal} and {@code liveRemote} are
+   *     {@code local} and {@code remote} as load-aware pickers
+   * @param liveLocal {@code local}'s {@link LoadAwarePicker} side, or null without a live-load
+   *     spill
+   * @param liveRemote each {@code remote}'s {@link LoadAwarePicker} side, parallel, or null
+   *     without a live-load spill
    */
   ZonePicker(
       SubchannelPicker local,
@@ -51,10 +59,16 @@ final class ZonePicker extends SubchannelPicker {
       int[] remoteWeights,
       double localShare,
       double spillLoad,
+      @Nullable LoadAwarePicker liveLocal,
+      @Nullable LoadAwarePicker[] liveRemote,
       @Nullable Random random) {
     checkArgument(remote.length == remoteWeights.length, "remoteWeights: one per remote picker");
     checkArgument(localShare >= 0 && localShare <= 1, "localShare: %s (expected: 0..1)", localShare);
     checkArgument(remote.length > 0 || localShare == 1, "no remote zone for a share below 1");
+    checkArgument(
+        spillLoad == 0
+            || (liveLocal != null && liveRemote != null && liveRemote.length == remote.length),
+        "spillLoad %s without a load-aware picker per zone", spillLoad);
     this.local = local;
     this.remote = remote.clone();
     this.remoteWeights = remoteWeights.clone();
@@ -62,7 +76,8 @@ final class ZonePicker extends SubchannelPicker {
     this.localShare = localShare;
     this.localThreshold = localShare >= 1 ? Long.MAX_VALUE : (long) (localShare * UNIT);
     this.spillLoad = remote.length == 0 ? 0 : spillLoad;
-    this.liveLocal = this.spillLoad > 0 ? (LeastRequestPicker) local : null;
+    this.liveLocal = this.spillLoad > 0 ? liveLocal : null;
+    this.liveRemote = this.spillLoad > 0 ? liveRemote.clone() : null;
     this.random = random;
   }
 
@@ -74,7 +89,7 @@ final class ZonePicker extends SubchannelPicker {
       }
       int chosen = liveLocal.choose();
       if (liveLocal.loadScore(chosen) > spillLoad) {
-        LeastRequestPicker other = (LeastRequestPicker) remote[remoteZone()];
+        LoadAwarePicker other = liveRemote[remoteZone()];
         int candidate = other.choose();
         if (other.rankScore(candidate) < liveLocal.rankScore(chosen)) {
           return other.pick(candidate, args);

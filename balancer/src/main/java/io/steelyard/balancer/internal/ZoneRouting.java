@@ -2,8 +2,6 @@ package io.steelyard.balancer.internal;
 
 import static java.util.Objects.requireNonNull;
 
-import com.google.common.annotations.VisibleForTesting;
-import io.grpc.LoadBalancer.SubchannelPicker;
 import io.steelyard.balancer.spi.PickerFactory;
 import io.steelyard.balancer.spi.WeightedPolicyConfig;
 import io.steelyard.balancer.spi.ZoneRoutingConfig;
@@ -13,7 +11,6 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Random;
 import java.util.Set;
 import javax.annotation.Nullable;
 import javax.annotation.concurrent.NotThreadSafe;
@@ -23,12 +20,14 @@ import org.slf4j.LoggerFactory;
 /**
  * The zone step between the endpoints a balancer may pick and the policy's weighted pick: with
  * the caller in zone {@code z}, it decides which share of calls stays in {@code z} and how the
- * rest spreads over the other zones, and builds a {@link ZonePicker} over one policy picker per
- * zone. The same step serves every weighted policy.
+ * rest spreads over the other zones, a {@link Plan} that {@link PickerPipeline} turns into a
+ * {@link ZonePicker} over one policy picker per zone. The same step serves every weighted
+ * policy.
  *
  * <p><b>The formula</b> (Envoy's zone-aware routing, with registered weights where Envoy counts
- * hosts), computed by {@link ZoneShares}, the one implementation the xDS control plane shares. For each zone {@code k}: {@code up(k)} = the effective weight of its READY endpoints
- * over that of every READY endpoint; {@code exp(k)} = its declared weight over the declared
+ * hosts), computed by {@link ZoneShares}, the one implementation the xDS control plane shares. For
+ * each zone {@code k}: {@code up(k)} = the effective weight of its READY endpoints over that of
+ * every READY endpoint; {@code exp(k)} = its declared weight over the declared
  * weight of every endpoint the balancer has (READY or not): the share of calls its callers are
  * assumed to make, callers being spread like the capacity registered. Then
  *
@@ -37,25 +36,27 @@ import org.slf4j.LoggerFactory;
  *       while its READY capacity carries its share, else the share that capacity carries;
  *   <li>the rest, {@code 1 - local}, spreads over the other zones in proportion to their spare
  *       capacity {@code max(0, up(k) - exp(k))}, or to {@code up(k)} when none has any spare;
- *   <li>{@code weighted_least_request} also spills by live load: when the local candidate the
- *       policy chose is full, {@code (outstanding + 1) × penalty / weight > spillLoad}, the call
- *       goes to one candidate of a zone chosen as above if that one's score without latency,
- *       {@code (outstanding + 1) × penalty / weight + errorCost}, is lower than the local one's;
+ *   <li>a load-aware policy ({@link PickerFactory#loadAware()}: {@code weighted_least_request})
+ *       also spills by live load: when the local candidate the policy chose is full, its {@link
+ *       io.steelyard.balancer.spi.LoadAwarePicker#loadScore} ({@code (outstanding + 1) × penalty
+ *       / weight}) above {@code spillLoad}, the call goes to one candidate of a zone chosen as
+ *       above if that one's {@link io.steelyard.balancer.spi.LoadAwarePicker#rankScore} ({@code
+ *       (outstanding + 1) × penalty / weight + errorCost}) is lower than the local one's;
  *   <li><b>panic</b>: fewer READY local endpoints than {@code minLocalEndpoints}: route to every
  *       zone by weight, zone-blind, and log it at INFO;
  *   <li>no endpoint in the caller's zone at all, READY or not (a canary selection with no server
  *       there): route to every zone by weight, logged at DEBUG only, as it is not a failure.
  * </ul>
  *
- * Under a metadata {@code subset} or {@code split} ({@link Selection}) the step runs once per
- * selection ({@link #plan}), over that selection's endpoints only: {@code up}, {@code exp} and
- * the local endpoint count are the selection's.
+ * Under metadata selection ({@code subset} or {@code split}, {@link Selection}) the step runs
+ * once per selection ({@link #plan}), over that selection's endpoints only: {@code up}, {@code
+ * exp} and the local endpoint count are the selection's.
  *
  * <p>An endpoint without zone metadata is in the empty zone {@code ""}. Without a caller zone, or
- * with {@code zoneRouting.enabled: false}, {@link #picker} returns null and the balancer builds
- * the zone-blind policy picker over every READY endpoint.
+ * with {@code zoneRouting.enabled: false}, the step does not run ({@link #callerZone} is null)
+ * and the policy picks zone-blind.
  *
- * <p>Threading: confined to the balancer's SynchronizationContext; its pickers are immutable.
+ * <p>Threading: confined to the balancer's SynchronizationContext.
  */
 @NotThreadSafe
 final class ZoneRouting {
@@ -66,26 +67,33 @@ final class ZoneRouting {
   private static final int SHARE_SCALE = 1 << 20;
 
   private final String policyName;
-  @Nullable private final Random random;
 
   /** The resolver's caller zone, or null. */
   @Nullable private String resolverZone;
 
   /**
-   * The scopes (every endpoint: {@code ""}, or a selection) whose last picker routed to every zone
-   * because too few local endpoints were READY: each change is logged once.
+   * The scopes (every endpoint: {@code ""}, or a selection) whose last picker routed to every
+   * zone because too few local endpoints were READY: each change is logged once.
    */
   private final Set<String> localPanic = new HashSet<>();
 
   ZoneRouting(String policyName) {
-    this(policyName, null);
+    this.policyName = requireNonNull(policyName, "policyName");
   }
 
-  /** Picks draw from {@code random}, for exact tests; null: {@code ThreadLocalRandom}. */
-  @VisibleForTesting
-  ZoneRouting(String policyName, @Nullable Random random) {
-    this.policyName = requireNonNull(policyName, "policyName");
-    this.random = random;
+  /**
+   * What the zone step decided for one scope: a policy picker over the {@code local} endpoints
+   * and one over each of the {@code remote} zones' (indexes into the update's arrays), the share
+   * of calls kept local and the remote zones' weights; with {@code spillLoad > 0}, the live-load
+   * spill on the policy's {@link io.steelyard.balancer.spi.LoadAwarePicker}s. {@code remote}
+   * empty and no spill: the local picker alone serves every call.
+   */
+  record Plan(int[] local, int[][] remote, int[] remoteWeights, double localShare, double spillLoad) {
+
+    /** Whether the local zone's own picker is the whole answer. */
+    boolean localOnly() {
+      return remote.length == 0 && spillLoad == 0;
+    }
   }
 
   /** The caller's zone from the latest resolution's attributes, or null. */
@@ -104,52 +112,26 @@ final class ZoneRouting {
   }
 
   /**
-   * The picker over the READY endpoints ({@code keys}, {@code pickers}, {@code weights}, {@code
-   * zones} parallel), or null when zone routing does not apply and the caller builds the
-   * zone-blind picker itself.
-   *
-   * @param registered declared weight per zone over every endpoint with a child
-   * @param scale the factor slow start multiplied every effective weight by (1 without ramps)
-   */
-  @VisibleForTesting
-  @Nullable
-  SubchannelPicker picker(
-      PickerFactory factory,
-      Object[] keys,
-      SubchannelPicker[] pickers,
-      int[] weights,
-      String[] zones,
-      Map<String, Long> registered,
-      WeightedPolicyConfig config,
-      int scale) {
-    PickerGroups groups = new PickerGroups();
-    PickerGroups.Assembly plan =
-        plan(groups, PickerGroups.all(keys.length), "", factory, weights, zones, registered,
-            config, scale);
-    return plan == null ? null : plan.assemble(groups.build(factory, keys, pickers, weights, config));
-  }
-
-  /**
    * The zone step over the READY endpoints {@code members} (indexes into {@code weights} and
-   * {@code zones}, the update's parallel arrays): adds one group per zone it routes to and says
-   * how to assemble the {@link ZonePicker}; null when zone routing does not apply to them (no
-   * caller zone, local panic, every member local), and the caller picks over {@code members}
-   * zone-blind.
+   * {@code zones}, the update's parallel arrays), or null when zone routing does not apply to
+   * them (no caller zone, local panic, every member local) and the policy picks over {@code
+   * members} zone-blind.
    *
    * @param scope what {@code members} are, for the log ({@code ""}: every endpoint)
    * @param registered declared weight per zone over every endpoint of the scope with a child
+   * @param scale the factor slow start multiplied every effective weight by (1 without ramps)
+   * @param liveLoad whether the policy's pickers are load-aware, so the plan may spill by load
    */
   @Nullable
-  PickerGroups.Assembly plan(
-      PickerGroups groups,
+  Plan plan(
       int[] members,
       String scope,
-      PickerFactory factory,
       int[] weights,
       String[] zones,
       Map<String, Long> registered,
       WeightedPolicyConfig config,
-      int scale) {
+      int scale,
+      boolean liveLoad) {
     String caller = callerZone(config);
     if (caller == null) {
       return null;
@@ -189,34 +171,26 @@ final class ZoneRouting {
       return null; // every READY endpoint is local: the zone-blind picker is the local one
     }
     double localShare = shares.local();
-
-    boolean liveLoad = zr.spillLoad() > 0 && factory instanceof LeastRequestPickerFactory;
-    int localGroup = groups.add(toArray(local));
-    if (localShare >= 1.0 && !liveLoad) {
-      return built -> built[localGroup];
+    boolean spill = liveLoad && zr.spillLoad() > 0;
+    if (localShare >= 1.0 && !spill) {
+      return new Plan(toArray(local), new int[0][], new int[0], 1.0, 0);
     }
-    List<Integer> remoteGroups = new ArrayList<>();
-    List<Double> shareWeights = new ArrayList<>();
-    for (Map.Entry<String, Double> e : shares.remote().entrySet()) {
-      remoteGroups.add(groups.add(toArray(byZone.get(e.getKey()))));
-      shareWeights.add(e.getValue());
-    }
+    int[][] remote = new int[shares.remote().size()][];
+    double[] shareWeights = new double[remote.length];
     double max = 0;
-    for (double s : shareWeights) {
-      max = Math.max(max, s);
+    int k = 0;
+    for (Map.Entry<String, Double> e : shares.remote().entrySet()) {
+      remote[k] = toArray(byZone.get(e.getKey()));
+      shareWeights[k] = e.getValue();
+      max = Math.max(max, e.getValue());
+      k++;
     }
-    int[] zoneWeights = new int[shareWeights.size()];
-    for (int k = 0; k < zoneWeights.length; k++) {
-      zoneWeights[k] = (int) Math.max(1, Math.round(shareWeights.get(k) / max * SHARE_SCALE));
+    int[] zoneWeights = new int[remote.length];
+    for (k = 0; k < zoneWeights.length; k++) {
+      zoneWeights[k] = (int) Math.max(1, Math.round(shareWeights[k] / max * SHARE_SCALE));
     }
-    double spill = liveLoad ? zr.spillLoad() / scale : 0;
-    return built -> {
-      SubchannelPicker[] remote = new SubchannelPicker[remoteGroups.size()];
-      for (int k = 0; k < remote.length; k++) {
-        remote[k] = built[remoteGroups.get(k)];
-      }
-      return new ZonePicker(built[localGroup], remote, zoneWeights, localShare, spill, random);
-    };
+    return new Plan(toArray(local), remote, zoneWeights, localShare,
+        spill ? zr.spillLoad() / scale : 0);
   }
 
   private static int[] toArray(List<Integer> indexes) {

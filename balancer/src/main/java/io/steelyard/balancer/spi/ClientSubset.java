@@ -22,8 +22,9 @@ import javax.annotation.concurrent.Immutable;
  * Set<String> chosen = clientSubset.choose(addresses, a -> a);   // at most 20 of them
  * }</pre>
  *
- * <p>What it guarantees, shown by {@code ClientSubsetTest} (1,000 endpoints of mixed
- * weights, 10,000 clients, subset 20) and measured by {@code ClientSubsetSimulation} in benchmarks:
+ * <p>What it guarantees, shown by {@code ClientSubsetTest} (1,000 endpoints of mixed weights,
+ * 10,000 clients, {@code subsetSize} 20) and measured by {@code ClientSubsetSimulation} in
+ * benchmarks:
  *
  * <ul>
  *   <li><b>Churn</b>: adding or removing one endpoint changes at most one member of any client's

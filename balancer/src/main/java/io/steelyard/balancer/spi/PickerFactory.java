@@ -1,6 +1,7 @@
 package io.steelyard.balancer.spi;
 
 import io.grpc.LoadBalancer.SubchannelPicker;
+import javax.annotation.Nullable;
 
 /**
  * How one policy turns the READY, eligible endpoints into a picker: the only part in which the
@@ -66,5 +67,16 @@ public interface PickerFactory {
       pickers[g] = newPicker(endpointKeys[g], childPickers[g], weights[g], config);
     }
     return pickers;
+  }
+
+  /**
+   * This factory as a {@link LoadAwarePickerFactory} when its pickers weigh each endpoint's live
+   * load, else null (the default). A capability, asked for by the zone step's live-load spill so
+   * that no step needs to know a policy's class: a factory that returns itself here builds
+   * pickers that are {@link LoadAwarePicker}s.
+   */
+  @Nullable
+  default LoadAwarePickerFactory loadAware() {
+    return null;
   }
 }

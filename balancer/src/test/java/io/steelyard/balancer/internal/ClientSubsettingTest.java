@@ -89,7 +89,7 @@ class ClientSubsettingTest {
     assertThat(helper.createdSubchannels()).as("no new connection").hasSize(5);
     assertThat(live()).isEqualTo(expected);
 
-    // One endpoint more: at most one member of the subset moves.
+    // One endpoint more: at most one member of the client subset moves.
     List<EquivalentAddressGroup> grown = new ArrayList<>(fleet);
     grown.add(new EquivalentAddressGroup(new InetSocketAddress("10.0.1.1", 50051)));
     resolve(grown, config);

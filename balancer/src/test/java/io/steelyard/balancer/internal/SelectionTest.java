@@ -18,7 +18,10 @@ import java.util.Map;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
 
-/** Which READY endpoints a picker covers under {@code subset} and {@code split}, exactly. */
+/**
+ * Metadata selection in the pipeline: which READY endpoints a picker covers under {@code subset}
+ * and {@code split}, exactly.
+ */
 class SelectionTest {
 
   private static final Map<String, String> V1 = Map.of("version", "v1");
@@ -34,7 +37,7 @@ class SelectionTest {
     }
   }
 
-  private final Selection selection = new Selection(new CountingRandom());
+  private final Random counting = new CountingRandom();
   /** Round robin from slot 0: exact counts inside a selection. */
   private final PickerFactory roundRobin =
       SmoothRoundRobinPicker.newFactory(new StripedPositions(new int[] {0, 0, 0, 0}));
@@ -55,13 +58,21 @@ class SelectionTest {
   }
 
   private SubchannelPicker picker(Object[] keys, int[] weights, EndpointSelection config) {
-    return selection.newPicker(
-        roundRobin,
-        keys,
-        childPickers(keys.length),
-        weights,
-        WeightedPolicyConfig.builder().endpointSelection(config).build(),
-        metadata::get);
+    return picker(roundRobin, counting, keys, childPickers(keys.length), weights,
+        WeightedPolicyConfig.builder().endpointSelection(config).build());
+  }
+
+  /** The pipeline's picker over the READY endpoints {@code keys}, whose metadata is this test's. */
+  private SubchannelPicker picker(
+      PickerFactory factory,
+      Random random,
+      Object[] keys,
+      SubchannelPicker[] children,
+      int[] weights,
+      WeightedPolicyConfig config) {
+    PickerPipeline pipeline = new PickerPipeline("weighted_random", factory, random);
+    pipeline.resolved(Map.of(), Map.of(), metadata);
+    return pipeline.picker(keys, children, weights, 1, config);
   }
 
   private static int[] counts(SubchannelPicker picker, int endpoints, int picks) {
@@ -89,7 +100,7 @@ class SelectionTest {
     int[] weights = {1, 3};
 
     SubchannelPicker picker =
-        selection.newPicker(roundRobin, keys, children, weights, WeightedPolicyConfig.DEFAULT, metadata::get);
+        picker(roundRobin, counting, keys, children, weights, WeightedPolicyConfig.DEFAULT);
 
     assertThat(picker).isEqualTo(roundRobin.newPicker(children, weights));
   }
@@ -157,13 +168,13 @@ class SelectionTest {
 
     int[] counts =
         counts(
-            new Selection(new Random(7)).newPicker(
+            picker(
                 WeightedRandomPicker.newFactory(new Random(11)),
+                new Random(7),
                 keys,
                 childPickers(4),
                 new int[] {1, 3, 3, 1},
-                WeightedPolicyConfig.builder().endpointSelection(split(5000, 5000)).build(),
-                metadata::get),
+                WeightedPolicyConfig.builder().endpointSelection(split(5000, 5000)).build()),
             4,
             40_000);
 
@@ -184,13 +195,13 @@ class SelectionTest {
         return n++ % 2 == 0 ? 0 : bound - 1;
       }
     };
-    SubchannelPicker picker = new Selection(alternating).newPicker(
+    SubchannelPicker picker = picker(
         SmoothRoundRobinPicker.newFactory(() -> new StripedPositions(new int[] {0, 0, 0, 0})),
+        alternating,
         keys,
         childPickers(4),
         new int[] {1, 3, 3, 1},
-        WeightedPolicyConfig.builder().endpointSelection(split(5000, 5000)).build(),
-        metadata::get);
+        WeightedPolicyConfig.builder().endpointSelection(split(5000, 5000)).build());
 
     // Calls alternate between the selections; each still gets whole periods of its own schedule.
     assertThat(counts(picker, 4, 16)).containsExactly(2, 6, 6, 2);
@@ -242,13 +253,13 @@ class SelectionTest {
     factory.newPicker(keys, childPickers(3), new int[] {1, 1, 1}, WeightedPolicyConfig.DEFAULT);
     EndpointLoad[] before = {factory.load("e0"), factory.load("e1"), factory.load("e2")};
 
-    new Selection(new Random(1)).newPicker(
+    picker(
         factory,
+        new Random(1),
         keys,
         childPickers(3),
         new int[] {1, 1, 1},
-        WeightedPolicyConfig.builder().endpointSelection(split(5000, 5000)).build(),
-        metadata::get);
+        WeightedPolicyConfig.builder().endpointSelection(split(5000, 5000)).build());
 
     // Not only the last selection's endpoints: each keeps its counts, and out-of-band reports reach it.
     assertThat(new EndpointLoad[] {factory.load("e0"), factory.load("e1"), factory.load("e2")})

@@ -24,7 +24,10 @@ import java.util.Random;
 import org.junit.jupiter.api.Test;
 import org.slf4j.LoggerFactory;
 
-/** The zone step's formula: local share, spill by spare capacity, panic, live load, recovery. */
+/**
+ * The zone step's formula, run by the pipeline: local share, spill by spare capacity, panic, live
+ * load, recovery.
+ */
 class ZoneRoutingTest {
 
   private static final int PICKS = 40_000;
@@ -37,6 +40,8 @@ class ZoneRoutingTest {
 
   private static final int[] WEIGHTS = {1, 2, 3, 1, 2, 3};
 
+  private final SubchannelPicker[] children = childPickers(ZONES.length);
+
   private static WeightedPolicyConfig config(ZoneRoutingConfig zoneRouting) {
     return WeightedPolicyConfig.builder().zoneRouting(zoneRouting).build();
   }
@@ -45,31 +50,50 @@ class ZoneRoutingTest {
     return config(ZoneRoutingConfig.builder().zone(zone).build());
   }
 
-  /** Declared weight per zone over the given endpoints (all of them have a child). */
-  private static Map<String, Long> registered(String[] zones, int[] weights) {
-    Map<String, Long> m = new HashMap<>();
-    for (int i = 0; i < zones.length; i++) {
-      m.merge(zones[i], (long) weights[i], Long::sum);
+  private PickerPipeline pipeline(PickerFactory factory) {
+    return new PickerPipeline(factory == weightedRandom ? "weighted_random" : "weighted_least_request",
+        factory, random);
+  }
+
+  /**
+   * The pipeline's picker when every endpoint {@code keys[i]} has a child, in zone {@code
+   * zones[i]} with declared weight {@code declared[i]} and picker {@code children[i]}, and those
+   * at the indexes {@code ready} are READY with their declared weight.
+   */
+  private static SubchannelPicker picker(
+      PickerPipeline pipeline,
+      WeightedPolicyConfig config,
+      Object[] keys,
+      String[] zones,
+      int[] declared,
+      SubchannelPicker[] children,
+      int... ready) {
+    Map<Object, Integer> declaredByKey = new HashMap<>();
+    Map<Object, String> zoneByKey = new HashMap<>();
+    for (int i = 0; i < keys.length; i++) {
+      declaredByKey.put(keys[i], declared[i]);
+      zoneByKey.put(keys[i], zones[i]);
     }
-    return m;
+    pipeline.resolved(declaredByKey, zoneByKey, Map.of());
+    Object[] readyKeys = new Object[ready.length];
+    SubchannelPicker[] pickers = new SubchannelPicker[ready.length];
+    int[] weights = new int[ready.length];
+    for (int i = 0; i < ready.length; i++) {
+      readyKeys[i] = keys[ready[i]];
+      pickers[i] = children[ready[i]];
+      weights[i] = declared[ready[i]];
+    }
+    return pipeline.picker(readyKeys, pickers, weights, 1, config);
   }
 
   /** The picker over the READY endpoints among {@code ready} (indexes into ZONES/WEIGHTS). */
   private SubchannelPicker picker(
-      ZoneRouting routing, PickerFactory factory, WeightedPolicyConfig config, int... ready) {
-    SubchannelPicker[] all = childPickers(ZONES.length);
-    Object[] keys = new Object[ready.length];
-    SubchannelPicker[] pickers = new SubchannelPicker[ready.length];
-    int[] weights = new int[ready.length];
-    String[] zones = new String[ready.length];
-    for (int i = 0; i < ready.length; i++) {
-      keys[i] = "endpoint-" + ready[i];
-      pickers[i] = all[ready[i]];
-      weights[i] = WEIGHTS[ready[i]];
-      zones[i] = ZONES[ready[i]];
+      PickerPipeline pipeline, WeightedPolicyConfig config, int... ready) {
+    Object[] keys = new Object[ZONES.length];
+    for (int i = 0; i < keys.length; i++) {
+      keys[i] = "endpoint-" + i;
     }
-    return routing.picker(
-        factory, keys, pickers, weights, zones, registered(ZONES, WEIGHTS), config, 1);
+    return picker(pipeline, config, keys, ZONES, WEIGHTS, children, ready);
   }
 
   private static int[] counts(SubchannelPicker picker) {
@@ -91,37 +115,38 @@ class ZoneRoutingTest {
 
   @Test
   void withoutCallerZoneTheStepStepsAside() {
-    ZoneRouting routing = new ZoneRouting("weighted_random", random);
+    PickerPipeline pipeline = pipeline(weightedRandom);
 
-    assertThat(picker(routing, weightedRandom, WeightedPolicyConfig.DEFAULT, 0, 1, 2, 3, 4, 5))
-        .isNull();
+    assertThat(picker(pipeline, WeightedPolicyConfig.DEFAULT, 0, 1, 2, 3, 4, 5))
+        .isEqualTo(weightedRandom.newPicker(children, WEIGHTS));
   }
 
   @Test
   void disabledIgnoresTheResolversZone() {
-    ZoneRouting routing = new ZoneRouting("weighted_random", random);
-    routing.resolverZone("a");
+    PickerPipeline pipeline = pipeline(weightedRandom);
+    pipeline.resolverZone("a");
     WeightedPolicyConfig off = config(ZoneRoutingConfig.builder().enabled(false).build());
 
-    assertThat(picker(routing, weightedRandom, off, 0, 1, 2, 3, 4, 5)).isNull();
+    assertThat(picker(pipeline, off, 0, 1, 2, 3, 4, 5))
+        .isEqualTo(weightedRandom.newPicker(children, WEIGHTS));
   }
 
   @Test
   void theResolversZoneAppliesWhenTheConfigNamesNone() {
-    ZoneRouting routing = new ZoneRouting("weighted_random", random);
-    routing.resolverZone("b");
+    PickerPipeline pipeline = pipeline(weightedRandom);
+    pipeline.resolverZone("b");
 
     int[] counts =
-        counts(picker(routing, weightedRandom, WeightedPolicyConfig.DEFAULT, 0, 1, 2, 3, 4, 5));
+        counts(picker(pipeline, WeightedPolicyConfig.DEFAULT, 0, 1, 2, 3, 4, 5));
 
     assertThat(zoneShare(counts, "b")).isEqualTo(1.0);
   }
 
   @Test
   void aZoneWhoseCapacityCarriesItsShareKeepsEveryCallByWeight() {
-    ZoneRouting routing = new ZoneRouting("weighted_random", random);
+    PickerPipeline pipeline = pipeline(weightedRandom);
 
-    int[] counts = counts(picker(routing, weightedRandom, inZone("a"), 0, 1, 2, 3, 4, 5));
+    int[] counts = counts(picker(pipeline, inZone("a"), 0, 1, 2, 3, 4, 5));
 
     assertThat(zoneShare(counts, "a")).isEqualTo(1.0);
     assertThat((double) counts[0] / PICKS).isCloseTo(1 / 6.0, within(0.01));
@@ -131,10 +156,10 @@ class ZoneRoutingTest {
 
   @Test
   void aZoneThatLostCapacityKeepsTheShareItCarriesAndSpillsTheRest() {
-    ZoneRouting routing = new ZoneRouting("weighted_random", random);
+    PickerPipeline pipeline = pipeline(weightedRandom);
 
     // Zone a lost its weight-3 endpoint: READY a = 3 of 9, expected share 6 of 12.
-    SubchannelPicker picker = picker(routing, weightedRandom, inZone("a"), 0, 1, 3, 4, 5);
+    SubchannelPicker picker = picker(pipeline, inZone("a"), 0, 1, 3, 4, 5);
     int[] counts = counts(picker);
 
     assertThat(((ZonePicker) picker).localShare()).isCloseTo((3 / 9.0) / 0.5, within(1e-9));
@@ -150,18 +175,10 @@ class ZoneRoutingTest {
     // Three zones of registered weight 6 each: a lost 3 (READY 3), c lost 3 (READY 3), b whole.
     String[] zones = {"a", "a", "b", "b", "c", "c"};
     int[] declared = {3, 3, 3, 3, 3, 3};
-    SubchannelPicker[] all = childPickers(6);
-    ZoneRouting routing = new ZoneRouting("weighted_random", random);
-    SubchannelPicker picker =
-        routing.picker(
-            weightedRandom,
-            new Object[] {"a0", "b0", "b1", "c0"},
-            new SubchannelPicker[] {all[0], all[2], all[3], all[4]},
-            new int[] {3, 3, 3, 3},
-            new String[] {"a", "b", "b", "c"},
-            registered(zones, declared),
-            inZone("a"),
-            1);
+    PickerPipeline pipeline = pipeline(weightedRandom);
+    SubchannelPicker picker = picker(pipeline, inZone("a"),
+        new Object[] {"a0", "a1", "b0", "b1", "c0", "c1"}, zones, declared, childPickers(6),
+        0, 2, 3, 4);
 
     int[] counts = new int[6];
     for (int i = 0; i < PICKS; i++) {
@@ -176,19 +193,19 @@ class ZoneRoutingTest {
 
   @Test
   void belowMinLocalEndpointsEveryZoneIsUsed() {
-    ZoneRouting routing = new ZoneRouting("weighted_random", random);
+    PickerPipeline pipeline = pipeline(weightedRandom);
     WeightedPolicyConfig minTwo =
         config(ZoneRoutingConfig.builder().zone("a").minLocalEndpoints(2).build());
 
-    assertThat(picker(routing, weightedRandom, minTwo, 2, 3, 4, 5)).isNull();
-    assertThat(picker(routing, weightedRandom, minTwo, 1, 2, 3, 4, 5)).isNotNull();
+    assertThat(picker(pipeline, minTwo, 2, 3, 4, 5)).isNotInstanceOf(ZonePicker.class);
+    assertThat(picker(pipeline, minTwo, 1, 2, 3, 4, 5)).isInstanceOf(ZonePicker.class);
   }
 
   @Test
   void noReadyLocalEndpointRoutesToEveryZone() {
-    ZoneRouting routing = new ZoneRouting("weighted_random", random);
+    PickerPipeline pipeline = pipeline(weightedRandom);
 
-    assertThat(picker(routing, weightedRandom, inZone("a"), 3, 4, 5)).isNull();
+    assertThat(picker(pipeline, inZone("a"), 3, 4, 5)).isNotInstanceOf(ZonePicker.class);
   }
 
   @Test
@@ -200,20 +217,19 @@ class ZoneRoutingTest {
     logger.addAppender(log);
     log.start();
     try {
-      ZoneRouting routing = new ZoneRouting("weighted_random", random);
+      PickerPipeline pipeline = pipeline(weightedRandom);
       // A selection deployed to zone b only: no endpoint of it in zone a, READY or not.
-      SubchannelPicker canary =
-          routing.picker(weightedRandom, new Object[] {"b0", "b1"}, childPickers(2),
-              new int[] {1, 1}, new String[] {"b", "b"}, Map.of("b", 2L), inZone("a"), 1);
+      SubchannelPicker canary = picker(pipeline, inZone("a"), new Object[] {"b0", "b1"},
+          new String[] {"b", "b"}, new int[] {1, 1}, childPickers(2), 0, 1);
 
-      assertThat(canary).isNull();
+      assertThat(canary).isNotInstanceOf(ZonePicker.class);
       assertThat(messages(log, Level.INFO)).isEmpty();
       assertThat(messages(log, Level.DEBUG))
           .containsExactly(
               "weighted_random: zone a has no endpoint; routing by weight across zones");
 
       // Zone a has endpoints, none READY: a panic.
-      assertThat(picker(routing, weightedRandom, inZone("a"), 3, 4, 5)).isNull();
+      assertThat(picker(pipeline, inZone("a"), 3, 4, 5)).isNotInstanceOf(ZonePicker.class);
       assertThat(messages(log, Level.INFO))
           .containsExactly("weighted_random: zone a has 0 READY endpoints, below minLocalEndpoints"
               + " 1; routing to every zone");
@@ -232,29 +248,22 @@ class ZoneRoutingTest {
 
   @Test
   void aZoneThatRecoversTakesItsCallsBack() {
-    ZoneRouting routing = new ZoneRouting("weighted_random", random);
-    assertThat(picker(routing, weightedRandom, inZone("a"), 3, 4, 5)).isNull();
+    PickerPipeline pipeline = pipeline(weightedRandom);
+    assertThat(picker(pipeline, inZone("a"), 3, 4, 5)).isNotInstanceOf(ZonePicker.class);
 
-    int[] counts = counts(picker(routing, weightedRandom, inZone("a"), 0, 1, 2, 3, 4, 5));
+    int[] counts = counts(picker(pipeline, inZone("a"), 0, 1, 2, 3, 4, 5));
 
     assertThat(zoneShare(counts, "a")).isEqualTo(1.0);
   }
 
   @Test
   void endpointsWithoutZoneAreInTheEmptyZone() {
-    ZoneRouting routing = new ZoneRouting("weighted_random", random);
-    // Zone a registered 2 and READY 1: up(a) = 1/3, exp(a) = 1/2, a keeps 2/3 of its calls and
-    // spills the rest to the two endpoints without zone, one zone "" of spare capacity.
-    SubchannelPicker picker =
-        routing.picker(
-            weightedRandom,
-            new Object[] {"x", "y", "z"},
-            childPickers(3),
-            new int[] {1, 1, 1},
-            new String[] {"", "", "a"},
-            Map.of("", 2L, "a", 2L),
-            inZone("a"),
-            1);
+    PickerPipeline pipeline = pipeline(weightedRandom);
+    // Zone a registered 2 and READY 1 (w is not READY): up(a) = 1/3, exp(a) = 1/2, a keeps 2/3
+    // of its calls and spills the rest to the two endpoints without zone, one zone "" of spare
+    // capacity.
+    SubchannelPicker picker = picker(pipeline, inZone("a"), new Object[] {"x", "y", "z", "w"},
+        new String[] {"", "", "a", "a"}, new int[] {1, 1, 1, 1}, childPickers(4), 0, 1, 2);
 
     int[] counts = new int[3];
     for (int i = 0; i < PICKS; i++) {
@@ -269,15 +278,10 @@ class ZoneRoutingTest {
   void leastRequestSpillsWhenTheLocalCandidateIsFullAndStaysWhenItIsNot() {
     LeastRequestPickerFactory factory =
         new LeastRequestPickerFactory(new FakeTicker(), new Random(3), TracerDecorator.NONE);
-    ZoneRouting routing = new ZoneRouting("weighted_least_request", random);
+    PickerPipeline pipeline = pipeline(factory);
     // Weights 2 everywhere: an endpoint is full above 1 outstanding call per unit of weight.
-    SubchannelPicker[] all = childPickers(4);
-    Object[] keys = {"a0", "a1", "b0", "b1"};
-    int[] weights = {2, 2, 2, 2};
-    String[] zones = {"a", "a", "b", "b"};
-    Map<String, Long> registered = Map.of("a", 4L, "b", 4L);
-    SubchannelPicker picker =
-        routing.picker(factory, keys, all, weights, zones, registered, inZone("a"), 1);
+    SubchannelPicker picker = picker(pipeline, inZone("a"), new Object[] {"a0", "a1", "b0", "b1"},
+        new String[] {"a", "a", "b", "b"}, new int[] {2, 2, 2, 2}, childPickers(4), 0, 1, 2, 3);
 
     // Idle: (0 + 1) / 2 = 0.5 is not full, every call stays local.
     for (int i = 0; i < 1_000; i++) {
@@ -308,11 +312,9 @@ class ZoneRoutingTest {
     FakeTicker ticker = new FakeTicker();
     LeastRequestPickerFactory factory =
         new LeastRequestPickerFactory(ticker, new Random(3), TracerDecorator.NONE);
-    ZoneRouting routing = new ZoneRouting("weighted_least_request", random);
-    SubchannelPicker picker =
-        routing.picker(factory, new Object[] {"a0", "a1", "b0", "b1"}, childPickers(4),
-            new int[] {2, 2, 2, 2}, new String[] {"a", "a", "b", "b"}, Map.of("a", 4L, "b", 4L),
-            inZone("a"), 1);
+    PickerPipeline pipeline = pipeline(factory);
+    SubchannelPicker picker = picker(pipeline, inZone("a"), new Object[] {"a0", "a1", "b0", "b1"},
+        new String[] {"a", "a", "b", "b"}, new int[] {2, 2, 2, 2}, childPickers(4), 0, 1, 2, 3);
     // Zone b idle, every call it served failed: success ratio 0, errorCost = errorPenalty.
     for (Object key : new Object[] {"b0", "b1"}) {
       long start = ticker.read();
@@ -336,16 +338,15 @@ class ZoneRoutingTest {
   void leastRequestKeepsEveryEndpointsLoadAcrossZonePickers() {
     LeastRequestPickerFactory factory =
         new LeastRequestPickerFactory(new FakeTicker(), new Random(3), TracerDecorator.NONE);
-    ZoneRouting routing = new ZoneRouting("weighted_least_request", random);
+    PickerPipeline pipeline = pipeline(factory);
     SubchannelPicker[] all = childPickers(4);
     Object[] keys = {"a0", "a1", "b0", "b1"};
-    routing.picker(factory, keys, all, new int[] {2, 2, 2, 2}, new String[] {"a", "a", "b", "b"},
-        Map.of("a", 4L, "b", 4L), inZone("a"), 1);
+    String[] zones = {"a", "a", "b", "b"};
+    picker(pipeline, inZone("a"), keys, zones, new int[] {2, 2, 2, 2}, all, 0, 1, 2, 3);
     EndpointLoad b0 = factory.load("b0");
     b0.callStarted();
 
-    routing.picker(factory, keys, all, new int[] {2, 2, 2, 3}, new String[] {"a", "a", "b", "b"},
-        Map.of("a", 4L, "b", 5L), inZone("a"), 1);
+    picker(pipeline, inZone("a"), keys, zones, new int[] {2, 2, 2, 3}, all, 0, 1, 2, 3);
 
     assertThat(factory.load("b0")).isSameAs(b0);
     assertThat(factory.load("a0")).isNotNull();
@@ -355,11 +356,10 @@ class ZoneRoutingTest {
   void liveLoadSpillIsOffWithSpillLoadZero() {
     LeastRequestPickerFactory factory =
         new LeastRequestPickerFactory(new FakeTicker(), new Random(3), TracerDecorator.NONE);
-    ZoneRouting routing = new ZoneRouting("weighted_least_request", random);
-    SubchannelPicker picker =
-        routing.picker(factory, new Object[] {"a0", "b0"}, childPickers(2), new int[] {1, 1},
-            new String[] {"a", "b"}, Map.of("a", 1L, "b", 1L),
-            config(ZoneRoutingConfig.builder().zone("a").spillLoad(0).build()), 1);
+    PickerPipeline pipeline = pipeline(factory);
+    SubchannelPicker picker = picker(pipeline,
+        config(ZoneRoutingConfig.builder().zone("a").spillLoad(0).build()),
+        new Object[] {"a0", "b0"}, new String[] {"a", "b"}, new int[] {1, 1}, childPickers(2), 0, 1);
     for (int i = 0; i < 5; i++) {
       factory.load("a0").callStarted();
     }

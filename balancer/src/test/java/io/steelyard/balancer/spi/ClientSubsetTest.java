@@ -13,10 +13,10 @@ import java.util.function.Function;
 import org.junit.jupiter.api.Test;
 
 /**
- * A fleet simulation: 1,000 servers of mixed weights, 10,000 clients, subset 20.
- * Connections per server, traffic per server when each client spreads its calls over its subset
- * by weight (as the policies' pickers do), and the subsets' churn when one server joins or
- * leaves. Deterministic: the identities are fixed strings, the hash is FNV-1a + murmur's mixer.
+ * A fleet simulation: 1,000 servers of mixed weights, 10,000 clients, client subsets of 20.
+ * Connections per server, traffic per server when each client spreads its calls over its client
+ * subset by weight (as the policies' pickers do), and the client subsets' churn when one server
+ * joins or leaves. Deterministic: the identities are fixed strings, the hash is FNV-1a + murmur's mixer.
  */
 class ClientSubsetTest {
 
@@ -38,7 +38,7 @@ class ClientSubsetTest {
     return "client-" + c + ".pod.cluster.local";
   }
 
-  /** Every client's subset of {@code servers}. */
+  /** Every client's client subset of {@code servers}. */
   static List<Set<String>> subsets(List<String> servers) {
     List<Set<String>> out = new ArrayList<>(CLIENTS);
     for (int c = 0; c < CLIENTS; c++) {

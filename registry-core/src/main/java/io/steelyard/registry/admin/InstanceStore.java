@@ -130,7 +130,7 @@ public final class InstanceStore {
     }
     Map<String, Integer> notes = new HashMap<>();
     for (KeyValue note : r.getGetResponses().get(1).getKvs()) {
-      parseNote(note).ifPresent(w -> notes.put(key, w));
+      parseNote(note).ifPresent(w -> notes.put(address, w));
     }
     return Optional.of(toInstance(service, kvs.get(0), -1, notes));
   }
@@ -299,10 +299,10 @@ public final class InstanceStore {
         kv.getLease(),
         kv.getModRevision(),
         ttl,
-        notes.getOrDefault(key, -1));
+        notes.getOrDefault(id, -1));
   }
 
-  /** Drain notes of {@code service}, keyed by the instance key they belong to. */
+  /** Drain notes of {@code service}, keyed by the instance id they belong to. */
   private Map<String, Integer> drainNotes(String service) {
     String notePrefix = layout.drainNotePrefix(service);
     GetResponse r =
@@ -312,9 +312,9 @@ public final class InstanceStore {
             "list drain notes of " + service);
     Map<String, Integer> notes = new HashMap<>();
     for (KeyValue kv : r.getKvs()) {
-      String noteKey = kv.getKey().toString(StandardCharsets.UTF_8);
-      String id = noteKey.substring(notePrefix.length());
-      parseNote(kv).ifPresent(w -> notes.put(layout.servicePrefix(service) + id, w));
+      layout.parseDrainNote(kv.getKey().toString(StandardCharsets.UTF_8))
+          .filter(note -> note.service().equals(service))
+          .ifPresent(note -> parseNote(kv).ifPresent(w -> notes.put(note.instanceId(), w)));
     }
     return notes;
   }
@@ -331,7 +331,7 @@ public final class InstanceStore {
 
   /** The note of an instance as read: keys written by other tools need not end in an address. */
   private String drainNoteKey(RegisteredInstance instance) {
-    return layout.drainNotePrefix(instance.service()) + instance.instanceId();
+    return layout.drainNoteKey(new KeyLayout.InstanceKey(instance.service(), instance.instanceId()));
   }
 
   private long ttlOf(long leaseId) {

@@ -32,11 +32,12 @@ import org.slf4j.LoggerFactory;
  * new connection (each TLS handshake) uses what the files hold at that moment. For etcd's
  * clients the files are the CA to trust and the client certificate; for a server that checks
  * its clients (the xDS control plane's mutual TLS) they are the clients' CA and the server's own
- * certificate, through the same {@link #keyManager()} and {@link #trustManager()}.
+ * certificate, through the same {@link #keyManager()} and {@link #trustManager()}; for a server
+ * that checks no client certificate, only its own certificate and key (no CA file).
  *
  * <p><b>How a change is seen.</b> Whenever the material is asked for (a handshake, a failed call
  * being named, a meter being read) and the last look is at least {@link #RECHECK} old by the
- * injected {@link Ticker}, the three files are read and their contents hashed; a different hash
+ * injected {@link Ticker}, the files are read and their contents hashed; a different hash
  * is a change. Reading contents rather than watching the directory catches what a {@code
  * WatchService} misses: Kubernetes updates a secret volume by pointing the {@code ..data}
  * symlink at a new directory in one rename, and the file paths, themselves symlinks through
@@ -72,7 +73,7 @@ public final class TlsFiles {
   private static final Map<List<Path>, TlsFiles> SHARED = new ConcurrentHashMap<>();
   private static final List<Consumer<TlsFiles>> LISTENERS = new CopyOnWriteArrayList<>();
 
-  private final Path caFile;
+  @Nullable private final Path caFile;
   @Nullable private final Path certFile;
   @Nullable private final Path keyFile;
   private final Ticker ticker;
@@ -121,20 +122,20 @@ public final class TlsFiles {
   }
 
   @VisibleForTesting
-  TlsFiles(Path caFile, @Nullable Path certFile, @Nullable Path keyFile, Ticker ticker, Clock clock) {
+  TlsFiles(@Nullable Path caFile, @Nullable Path certFile, @Nullable Path keyFile, Ticker ticker, Clock clock) {
     this(caFile, certFile, keyFile, ticker, clock, Files::readAllBytes);
   }
 
   @VisibleForTesting
   TlsFiles(
-      Path caFile,
+      @Nullable Path caFile,
       @Nullable Path certFile,
       @Nullable Path keyFile,
       Ticker ticker,
       Clock clock,
       FileReader fileReader) {
     this.fileReader = requireNonNull(fileReader, "fileReader");
-    this.caFile = requireNonNull(caFile, "caFile");
+    this.caFile = caFile;
     this.certFile = certFile;
     this.keyFile = keyFile;
     this.ticker = requireNonNull(ticker, "ticker");
@@ -142,13 +143,19 @@ public final class TlsFiles {
   }
 
   /**
-   * The process's one instance for these files (client cert and key both or neither). Paths are
+   * The process's one instance for these files: cert and key both or neither, and the CA, the
+   * pair or both (a server that checks no client certificate has no CA file). Paths are
    * made absolute and normalised first, so {@code ca.pem} and {@code /etc/steelyard/ca.pem} name
    * one instance, measured and tagged once. (Symlinks are not resolved: a Kubernetes mount's
    * paths stay the same while what they point at changes.)
    */
-  public static TlsFiles of(Path caFile, @Nullable Path certFile, @Nullable Path keyFile) {
-    Path ca = normalize(requireNonNull(caFile, "caFile"));
+  public static TlsFiles of(@Nullable Path caFile, @Nullable Path certFile, @Nullable Path keyFile) {
+    if ((certFile == null) != (keyFile == null) || (caFile == null && certFile == null)) {
+      throw new IllegalArgumentException(
+          "tls: ca " + caFile + ", cert " + certFile + ", key " + keyFile
+              + " (expected: a CA file, a certificate with its key, or both)");
+    }
+    Path ca = caFile == null ? null : normalize(caFile);
     Path cert = certFile == null ? null : normalize(certFile);
     Path key = keyFile == null ? null : normalize(keyFile);
     boolean[] created = {false};
@@ -184,6 +191,8 @@ public final class TlsFiles {
     LISTENERS.remove(listener);
   }
 
+  /** The CA file, or null for a server's own certificate and key alone. */
+  @Nullable
   public Path caFile() {
     return caFile;
   }
@@ -211,7 +220,7 @@ public final class TlsFiles {
     return keyManager;
   }
 
-  /** Trusts the current CA certificates in every handshake. */
+  /** Trusts the current CA certificates in every handshake (none without a CA file). */
   public X509ExtendedTrustManager trustManager() {
     return trustManager;
   }
@@ -223,7 +232,7 @@ public final class TlsFiles {
     return l == null ? null : l.material().clientNotAfter();
   }
 
-  /** The earliest not-after of the current CA certificates (null before any material). */
+  /** The earliest not-after of the current CA certificates (null before any material or CA). */
   @Nullable
   public Instant caNotAfter() {
     Version l = current();
@@ -348,11 +357,13 @@ public final class TlsFiles {
 
   @GuardedBy("this")
   private Read read() {
-    byte[] ca;
+    byte[] ca = null;
     byte[] cert = null;
     byte[] key = null;
     try {
-      ca = fileReader.read(caFile);
+      if (caFile != null) {
+        ca = fileReader.read(caFile);
+      }
       if (certFile != null) {
         cert = fileReader.read(certFile);
         key = fileReader.read(requireNonNull(keyFile));
@@ -390,7 +401,7 @@ public final class TlsFiles {
     }
   }
 
-  private static String hash(byte[] ca, @Nullable byte[] cert, @Nullable byte[] key) {
+  private static String hash(@Nullable byte[] ca, @Nullable byte[] cert, @Nullable byte[] key) {
     Hasher h = Hashing.sha256().newHasher();
     for (byte[] b : new byte[][] {ca, cert, key}) {
       h.putInt(b == null ? -1 : b.length);
@@ -404,7 +415,7 @@ public final class TlsFiles {
   @Override
   public boolean equals(Object o) {
     return o instanceof TlsFiles f
-        && f.caFile.equals(caFile)
+        && Objects.equals(f.caFile, caFile)
         && Objects.equals(f.certFile, certFile)
         && Objects.equals(f.keyFile, keyFile);
   }
@@ -416,6 +427,9 @@ public final class TlsFiles {
 
   @Override
   public String toString() {
-    return certFile == null ? "[ca " + caFile + "]" : "[ca " + caFile + ", cert " + certFile + ", key " + keyFile + "]";
+    if (certFile == null) {
+      return "[ca " + caFile + "]";
+    }
+    return (caFile == null ? "[" : "[ca " + caFile + ", ") + "cert " + certFile + ", key " + keyFile + "]";
   }
 }

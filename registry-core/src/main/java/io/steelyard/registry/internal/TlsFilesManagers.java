@@ -114,7 +114,11 @@ final class TlsFilesManagers {
       if (l == null) {
         throw new CertificateException("no usable CA certificate: " + files.problem());
       }
-      return l.material().trustManager();
+      X509ExtendedTrustManager trust = l.material().trustManager();
+      if (trust == null) {
+        throw new CertificateException("no CA file to check a peer's certificate against: " + files);
+      }
+      return trust;
     }
 
     @Override
@@ -156,7 +160,8 @@ final class TlsFilesManagers {
     @Override
     public X509Certificate[] getAcceptedIssuers() {
       TlsFiles.Version l = files.current();
-      return l == null ? new X509Certificate[0] : l.material().trustManager().getAcceptedIssuers();
+      X509ExtendedTrustManager trust = l == null ? null : l.material().trustManager();
+      return trust == null ? new X509Certificate[0] : trust.getAcceptedIssuers();
     }
   }
 }

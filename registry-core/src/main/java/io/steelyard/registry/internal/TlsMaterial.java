@@ -27,7 +27,8 @@ import javax.net.ssl.X509ExtendedTrustManager;
 
 /**
  * One consistent set of TLS files read at one moment: the CA certificates to trust and, for
- * mutual TLS, the client certificate chain with its private key. {@link #parse} accepts it only
+ * mutual TLS, the client certificate chain with its private key (or, for a server that checks
+ * no client certificate, the chain and key alone). {@link #parse} accepts it only
  * when every file parses and the key belongs to the certificate, so a half-written or mismatched
  * pair never reaches a handshake.
  *
@@ -45,13 +46,13 @@ final class TlsMaterial {
   private final List<X509Certificate> caCerts;
   @Nullable private final X509Certificate[] chain;
   @Nullable private final PrivateKey key;
-  private final X509ExtendedTrustManager trustManager;
+  @Nullable private final X509ExtendedTrustManager trustManager;
 
   private TlsMaterial(
       List<X509Certificate> caCerts,
       @Nullable X509Certificate[] chain,
       @Nullable PrivateKey key,
-      X509ExtendedTrustManager trustManager) {
+      @Nullable X509ExtendedTrustManager trustManager) {
     this.caCerts = caCerts;
     this.chain = chain;
     this.key = key;
@@ -68,16 +69,16 @@ final class TlsMaterial {
   }
 
   /**
-   * Parses the contents of the CA file and, when {@code certPem} is not null, of the client
-   * certificate and key files.
+   * Parses the contents of the CA file (when {@code caPem} is not null) and, when {@code certPem}
+   * is not null, of the certificate and key files.
    *
    * @throws UnusableException naming the file at fault and why
    */
   static TlsMaterial parse(
-      Path caFile, byte[] caPem, @Nullable Path certFile, @Nullable byte[] certPem,
+      @Nullable Path caFile, @Nullable byte[] caPem, @Nullable Path certFile, @Nullable byte[] certPem,
       @Nullable Path keyFile, @Nullable byte[] keyPem)
       throws UnusableException {
-    List<X509Certificate> ca = certificates(caFile, caPem);
+    List<X509Certificate> ca = caPem == null ? List.of() : certificates(requireNonNull(caFile), caPem);
     X509Certificate[] chain = null;
     PrivateKey key = null;
     if (certPem != null) {
@@ -88,7 +89,7 @@ final class TlsMaterial {
             keyFile + " is not the key of the certificate in " + certFile, null);
       }
     }
-    return new TlsMaterial(ca, chain, key, trustManager(caFile, ca));
+    return new TlsMaterial(ca, chain, key, caPem == null ? null : trustManager(caFile, ca));
   }
 
   List<X509Certificate> caCerts() {
@@ -106,7 +107,11 @@ final class TlsMaterial {
     return key;
   }
 
-  /** Trusts exactly {@link #caCerts()}, with the JDK's checks (and its hostname check). */
+  /**
+   * Trusts exactly {@link #caCerts()}, with the JDK's checks (and its hostname check); null
+   * without a CA file.
+   */
+  @Nullable
   X509ExtendedTrustManager trustManager() {
     return trustManager;
   }
@@ -117,9 +122,10 @@ final class TlsMaterial {
     return chain == null ? null : chain[0].getNotAfter().toInstant();
   }
 
-  /** The earliest not-after of the CA certificates. */
+  /** The earliest not-after of the CA certificates, or null without a CA file. */
+  @Nullable
   Instant caNotAfter() {
-    return caCerts.stream().map(c -> c.getNotAfter().toInstant()).min(Instant::compareTo).orElseThrow();
+    return caCerts.stream().map(c -> c.getNotAfter().toInstant()).min(Instant::compareTo).orElse(null);
   }
 
   private static List<X509Certificate> certificates(Path file, byte[] pem) throws UnusableException {

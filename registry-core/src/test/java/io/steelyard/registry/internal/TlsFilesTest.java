@@ -224,6 +224,37 @@ class TlsFilesTest {
     assertThat(expiredByNow.clientCertificateValidNow()).isFalse();
   }
 
+  @Test
+  void aServersOwnCertificateAndKeyWithoutACaAreReloadedAndTrustNoPeer() {
+    TlsFiles serverOnly = new TlsFiles(null, cert, key, ticker, Clock.fixed(NOW, ZoneOffset.UTC));
+    serverOnly.require();
+    String before = serverOnly.keyManager().chooseEngineServerAlias("EC", new Principal[0], null);
+    certs.issueClientCertificate(cert, key, NOW.minus(Duration.ofHours(1)), SECOND_NOT_AFTER);
+    later();
+
+    String after = serverOnly.keyManager().chooseEngineServerAlias("EC", new Principal[0], null);
+
+    assertThat(serverOnly.keyManager().getCertificateChain(before)[0].getNotAfter().toInstant())
+        .isEqualTo(FIRST_NOT_AFTER);
+    assertThat(serverOnly.keyManager().getCertificateChain(after)[0].getNotAfter().toInstant())
+        .isEqualTo(SECOND_NOT_AFTER);
+    assertThat(serverOnly.reloads()).isEqualTo(1);
+    assertThat(serverOnly.caNotAfter()).isNull();
+    assertThat(serverOnly.trustManager().getAcceptedIssuers()).isEmpty();
+    assertThatThrownBy(() -> serverOnly.trustManager().checkClientTrusted(
+            serverOnly.keyManager().getCertificateChain(after), "EC", (javax.net.ssl.SSLEngine) null))
+        .isInstanceOf(java.security.cert.CertificateException.class)
+        .hasMessageContaining("no CA file");
+  }
+
+  @Test
+  void filesWithNeitherACaNorAPairAreRefused() {
+    assertThatThrownBy(() -> TlsFiles.of(null, null, null))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("expected: a CA file, a certificate with its key, or both");
+    assertThatThrownBy(() -> TlsFiles.of(null, cert, null)).isInstanceOf(IllegalArgumentException.class);
+  }
+
   private X509Certificate[] chainOfTheNextHandshake() {
     String alias = files.keyManager().chooseEngineClientAlias(new String[] {"EC"}, new Principal[0], null);
     return files.keyManager().getCertificateChain(alias);
