@@ -9,6 +9,7 @@
 #   xds-server/target/steelyard-xds.jar            bin/steelyard-xds (shaded)
 #   examples/spring-greeter/target/spring-greeter-*.jar   bin/spring-greeter (Spring Boot jar)
 #   examples/spring-cloud-http/target/spring-cloud-http-*.jar   bin/spring-cloud-greeter
+#   examples/quarkus-greeter/target/quarkus-app/quarkus-run.jar   bin/quarkus-greeter (Quarkus)
 
 STEELYARD_VERSION="0.1.0-SNAPSHOT"
 
@@ -143,4 +144,13 @@ steelyard_spring_greeter_jar() {
 
 steelyard_spring_cloud_http_jar() {
   echo "$(steelyard_root)/examples/spring-cloud-http/target/spring-cloud-http-${STEELYARD_VERSION}.jar"
+}
+
+steelyard_quarkus_greeter_jar() {
+  echo "$(steelyard_root)/examples/quarkus-greeter/target/quarkus-app/quarkus-run.jar"
+}
+
+# Builds the Quarkus greeter (target/quarkus-app) when stale, under the build lock.
+steelyard_build_quarkus_greeter() {
+  steelyard_build_module "$(steelyard_quarkus_greeter_jar)" examples/quarkus-greeter io/quarkus/quarkus-grpc
 }
