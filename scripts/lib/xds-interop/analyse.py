@@ -7,6 +7,8 @@
                                              the calls and errors counted
   analyse.py last LOG ADDRESS                epoch ms of the last call ADDRESS answered (0: none)
   analyse.py errors LOG SINCE_MS             failed calls since SINCE_MS
+  analyse.py codes LOG SINCE_MS              calls since SINCE_MS by outcome: 'OK n' and one
+                                             'CODE n' per status code of the failed ones
   analyse.py moved LOG SINCE_MS ADDRESS PCT  ms from SINCE_MS to the first call that starts 200
                                              calls in a row of which ADDRESS answered PCT +- 5
                                              percent (-1: never)
@@ -55,6 +57,12 @@ def main(argv):
         print(max((ms for ms, a, _ in calls(path, 0) if a == address), default=0))
     elif cmd == "errors":
         print(sum(1 for _, a, _ in calls(path, int(argv[3])) if a == "ERROR"))
+    elif cmd == "codes":
+        outcomes = {}
+        for _, a, code in calls(path, int(argv[3])):
+            key = code if a == "ERROR" else "OK"
+            outcomes[key] = outcomes.get(key, 0) + 1
+        print(" ".join("%s %d" % kv for kv in sorted(outcomes.items())) or "none 0")
     elif cmd == "moved":
         since, address, pct = int(argv[3]), argv[4], float(argv[5])
         ok = [(ms, a == address) for ms, a, _ in calls(path, since) if a != "ERROR"]

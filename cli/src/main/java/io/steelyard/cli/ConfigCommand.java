@@ -1,6 +1,8 @@
 package io.steelyard.cli;
 
+import io.steelyard.discovery.ChannelConfigCheck;
 import io.steelyard.registry.admin.ServiceConfigStore;
+import io.steelyard.xds.XdsConfigPreview;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -120,7 +122,9 @@ final class ConfigCommand extends CliCommand {
       mixinStandardHelpOptions = true,
       description = {
         "Check CONFIG as set does, without writing it: exit 0 when every client",
-        "would accept it, 2 with the parser's reason when not. Needs no etcd."
+        "would accept it, 2 with the parser's reason when not. Needs no etcd.",
+        "Also prints what steelyard-xds serves of it to xDS clients (Python, Node,",
+        "Go, C++, Java's grpc-xds) and what it leaves out."
       },
       footer = {"", "Example:", "  steelyard config validate greeter @greeter-config.json"})
   static final class Validate extends ConfigSubcommand {
@@ -130,8 +134,18 @@ final class ConfigCommand extends CliCommand {
     @Override
     public Integer call() {
       checkService(service);
-      validate(readConfig(config));
+      String json = readConfig(config);
+      validate(json);
       out().println("service config for " + service + " is valid");
+      XdsConfigPreview xds = XdsConfigPreview.of(ChannelConfigCheck.create(), json);
+      out().println(xds.served().isEmpty()
+          ? "steelyard-xds serves it as the defaults (registered weights, zone-aware, round robin)"
+          : "steelyard-xds serves from it:");
+      xds.served().forEach(line -> out().println("  " + line));
+      if (!xds.leftOut().isEmpty()) {
+        out().println("steelyard-xds leaves out (xDS has no form for it; Java etcd:/// channels still apply it):");
+        xds.leftOut().forEach(line -> out().println("  " + line));
+      }
       return ExitCodes.OK;
     }
   }

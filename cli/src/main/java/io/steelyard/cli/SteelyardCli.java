@@ -3,6 +3,7 @@ package io.steelyard.cli;
 import static java.util.Objects.requireNonNull;
 
 import io.etcd.jetcd.Client;
+import io.steelyard.discovery.ChannelConfigCheck;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.EtcdFailureText;
 import io.steelyard.registry.EtcdFlags;

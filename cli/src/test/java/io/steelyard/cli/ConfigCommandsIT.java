@@ -107,9 +107,32 @@ class ConfigCommandsIT {
         "{\"loadBalancingConfig\":[{\"weighted_random\":{\"slowStart\":{\"window\":\"-3s\"}}}]}");
 
     assertThat(good.exitCode()).as(good.toString()).isZero();
-    assertThat(good.out()).isEqualTo("service config for " + fixture.service() + " is valid\n");
+    assertThat(good.out()).startsWith("service config for " + fixture.service() + " is valid\n")
+        .contains("weighted_least_request: Cluster load_balancing_policy [WrrLocality[LeastRequest");
     assertThat(bad.exitCode()).as(bad.toString()).isEqualTo(2);
     assertThat(bad.err()).contains("weighted_random.slowStart.window: -3s");
+  }
+
+  @Test
+  void validatePrintsWhatSteelyardXdsServesAndWhatItLeavesOut() {
+    Cli.Result r = Cli.withEndpoints("http://127.0.0.1:9").run("config", "validate", fixture.service(),
+        "{\"loadBalancingConfig\":[{\"outlier_detection_experimental\":{\"interval\":\"1s\","
+            + "\"failurePercentageEjection\":{\"threshold\":40},"
+            + "\"childPolicy\":[{\"weighted_random\":{\"panicThresholdPercent\":50}}]}}],"
+            + "\"methodConfig\":[{\"name\":[{\"service\":\"steelyard.examples.Greeter\",\"method\":\"SayHello\"}],"
+            + "\"timeout\":\"0.2s\",\"waitForReady\":true}],"
+            + "\"retryThrottling\":{\"maxTokens\":10,\"tokenRatio\":0.1}}");
+
+    assertThat(r.exitCode()).as(r.toString()).isZero();
+    assertThat(r.out()).contains(
+        "steelyard-xds serves from it:\n",
+        "  outlier_detection_experimental: Cluster outlier_detection (interval 1s,",
+        "failure percentage threshold 40)",
+        "  methodConfig[0] /steelyard.examples.Greeter/SayHello: route max_stream_duration 0.200s\n",
+        "steelyard-xds leaves out (",
+        "  weighted_random.panicThresholdPercent\n",
+        "  methodConfig[0].waitForReady\n",
+        "  retryThrottling\n");
   }
 
   @Test
@@ -143,7 +166,9 @@ class ConfigCommandsIT {
             + "{\"selector\":{\"version\":\"v2\"},\"percent\":5}]}}]}");
 
     assertThat(good.exitCode()).as(good.toString()).isZero();
-    assertThat(good.out()).isEqualTo("service config for " + fixture.service() + " is valid\n");
+    assertThat(good.out()).startsWith("service config for " + fixture.service() + " is valid\n")
+        .contains("weighted_random.split: route weighted_clusters, one cluster per entry: "
+            + "split[{version=v1} 99%, {version=v2} 1%]");
     assertThat(bad.exitCode()).as(bad.toString()).isEqualTo(2);
     assertThat(bad.err().lines().findFirst().orElseThrow())
         .isEqualTo("steelyard: service config refused: weighted_random.split: percents sum to 95 (expected: 100)");

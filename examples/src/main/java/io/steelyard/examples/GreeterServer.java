@@ -4,10 +4,9 @@ import static com.google.common.base.Preconditions.checkArgument;
 import static com.google.common.base.Preconditions.checkState;
 import static java.util.Objects.requireNonNull;
 
+import com.google.common.collect.ImmutableMap;
 import com.google.common.net.HostAndPort;
-import io.grpc.Attributes;
 import io.grpc.Server;
-import io.grpc.ServerTransportFilter;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
@@ -75,7 +74,7 @@ public final class GreeterServer implements AutoCloseable {
 
   private final Builder config;
   private final HealthStatusManager health = new HealthStatusManager();
-  private final GreeterService greeter = new GreeterService();
+  private final GreeterService greeter;
   private final AtomicLong connections = new AtomicLong();
   private final Object lock = new Object();
   @Nullable private Server server; // guarded by lock
@@ -87,6 +86,7 @@ public final class GreeterServer implements AutoCloseable {
 
   private GreeterServer(Builder config) {
     this.config = config;
+    this.greeter = new GreeterService(config.faults);
   }
 
   public static Builder builder() {
@@ -110,7 +110,7 @@ public final class GreeterServer implements AutoCloseable {
             NettyServerBuilder.forAddress(new InetSocketAddress(config.host, config.port))
                 .addService(greeter)
                 .addService(health.getHealthService())
-                .addTransportFilter(new CountingFilter(connections));
+                .addTransportFilter(new ConnectionCounter(connections));
         if (config.metricsPort >= 0) {
           meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
           metrics = MetricsEndpoint.start(config.host, config.metricsPort, meters::scrape);
@@ -151,7 +151,8 @@ public final class GreeterServer implements AutoCloseable {
             .weight(config.weight)
             .ttl(config.ttl)
             // Advertised for `steelyard top` (JSON values carry metadata; docs/metrics.md).
-            .metadata(metrics == null ? Map.of() : Map.of(ServerMeters.METADATA_KEY, metrics.url()));
+            .metadata(metrics == null ? config.metadata : ImmutableMap.<String, String>builder()
+                .putAll(config.metadata).put(ServerMeters.METADATA_KEY, metrics.url()).buildKeepingLast());
     if (config.zone != null) {
       rb.zone(config.zone);
     }
@@ -320,6 +321,7 @@ public final class GreeterServer implements AutoCloseable {
       }
     }
     closeMetrics();
+    greeter.close();
     log.info("greeter {} stopped", address);
   }
 
@@ -340,21 +342,7 @@ public final class GreeterServer implements AutoCloseable {
       s.shutdownNow();
     }
     closeMetrics();
-  }
-
-  /** Counts transports that completed their handshake: one per client connection. */
-  private static final class CountingFilter extends ServerTransportFilter {
-    private final AtomicLong count;
-
-    CountingFilter(AtomicLong count) {
-      this.count = count;
-    }
-
-    @Override
-    public Attributes transportReady(Attributes transportAttrs) {
-      count.incrementAndGet();
-      return transportAttrs;
-    }
+    greeter.close();
   }
 
   /**
@@ -375,6 +363,8 @@ public final class GreeterServer implements AutoCloseable {
     Duration registerTimeout = Duration.ofSeconds(30);
     int metricsPort = -1;
     @Nullable String zone;
+    Map<String, String> metadata = Map.of();
+    GreeterFaults faults = GreeterFaults.NONE;
     private final Set<String> given = new HashSet<>();
 
     Builder() {}
@@ -447,6 +437,20 @@ public final class GreeterServer implements AutoCloseable {
     public Builder zone(String zone) {
       once("zone");
       this.zone = Localities.checkName("zone", zone);
+      return this;
+    }
+
+    /** Metadata to register (e.g. {@code version=v2}, read by selectors and splits); default none. */
+    public Builder metadata(Map<String, String> metadata) {
+      once("metadata");
+      this.metadata = Map.copyOf(metadata);
+      return this;
+    }
+
+    /** Calls to fail and answers to delay on purpose; default {@link GreeterFaults#NONE}. */
+    public Builder faults(GreeterFaults faults) {
+      once("faults");
+      this.faults = requireNonNull(faults, "faults");
       return this;
     }
 

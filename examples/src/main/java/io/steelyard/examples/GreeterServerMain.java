@@ -2,12 +2,18 @@ package io.steelyard.examples;
 
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.EtcdFlags;
+import io.steelyard.registry.Localities;
+import io.steelyard.registry.ValueCodec;
 import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 /**
  * {@code bin/greeter-server}: serves the greeter, registers it, prints one {@code READY ...} line
@@ -31,6 +37,8 @@ import picocli.CommandLine.Option;
     })
 final class GreeterServerMain implements Callable<Integer> {
 
+  @Spec CommandSpec spec;
+
   @Mixin EtcdFlags etcd = new EtcdFlags();
 
   @Option(names = "--service", paramLabel = "NAME", description = "service name (default: ${DEFAULT-VALUE})")
@@ -49,6 +57,20 @@ final class GreeterServerMain implements Callable<Integer> {
   @Option(names = "--zone", paramLabel = "ZONE",
       description = "zone to register in (metadata zone=ZONE, read by zone-aware callers; default: none)")
   String zone;
+
+  @Option(names = "--meta", paramLabel = "KEY=VALUE",
+      description = "metadata to register, repeatable, e.g. --meta version=v2 (read by selectors and"
+          + " splits; default: none)")
+  Map<String, String> meta = new LinkedHashMap<>();
+
+  @Option(names = "--fail-percent", paramLabel = "P",
+      description = "fail P % of the calls (0..100) with UNAVAILABLE, evenly spread: for outlier"
+          + " detection (default: ${DEFAULT-VALUE})")
+  int failPercent = 0;
+
+  @Option(names = "--delay", paramLabel = "DURATION", converter = Durations.class,
+      description = "answer every call this late, e.g. 1s: for timeouts (default: 0ms)")
+  Duration delay = Duration.ZERO;
 
   @Option(names = "--register", paramLabel = "true|false", arity = "1",
       description = "register in etcd; false = serve only, e.g. behind 'steelyard register' (default: ${DEFAULT-VALUE})")
@@ -86,7 +108,9 @@ final class GreeterServerMain implements Callable<Integer> {
               .register(register)
               .ttl(ttl)
               .drainDelay(drainDelay)
-              .grace(grace);
+              .grace(grace)
+              .metadata(checkedMeta())
+              .faults(faults());
       if (metricsPort != null) {
         b.metricsPort(metricsPort);
       }
@@ -94,7 +118,8 @@ final class GreeterServerMain implements Callable<Integer> {
         b.zone(zone);
       }
     } catch (IllegalArgumentException e) {
-      System.err.println("greeter-server: " + e.getMessage());
+      spec.commandLine().getErr().println("greeter-server: " + e.getMessage());
+      spec.commandLine().getErr().flush();
       return 2;
     }
     GreeterServer server = b.build();
@@ -116,16 +141,44 @@ final class GreeterServerMain implements Callable<Integer> {
     return 0;
   }
 
-  public static void main(String[] args) {
-    Logging.routeJulToSlf4j();
+  /** The {@code --meta} pairs: keys and values non-empty, {@code weight} not among them. */
+  private Map<String, String> checkedMeta() {
+    for (Map.Entry<String, String> kv : meta.entrySet()) {
+      if (kv.getKey().isBlank() || kv.getValue().isBlank()) {
+        throw new IllegalArgumentException("--meta: '" + kv.getKey() + "=" + kv.getValue()
+            + "' (expected: KEY=VALUE, both non-empty)");
+      }
+    }
+    if (meta.containsKey(ValueCodec.WEIGHT_METADATA_KEY)) {
+      throw new IllegalArgumentException("--meta: weight (expected: --weight W)");
+    }
+    Localities.withLocality(meta, zone, null); // refuses --zone beside another --meta zone=
+    return meta;
+  }
+
+  private GreeterFaults faults() {
+    if (failPercent < 0 || failPercent > 100) {
+      throw new IllegalArgumentException("--fail-percent: " + failPercent + " (expected: 0..100)");
+    }
+    return new GreeterFaults(failPercent, delay);
+  }
+
+  /** The command, with a usage error reported in one line on its error stream (exit 2). */
+  static CommandLine commandLine() {
     CommandLine cli = new CommandLine(new GreeterServerMain());
     cli.setParameterExceptionHandler(
         (ex, a) -> {
-          System.err.println("greeter-server: " + ex.getMessage());
-          System.err.println("Try 'greeter-server --help'.");
+          ex.getCommandLine().getErr().println(
+              "greeter-server: " + ex.getMessage() + " (see greeter-server --help)");
+          ex.getCommandLine().getErr().flush();
           return 2;
         });
-    int code = cli.execute(args);
+    return cli;
+  }
+
+  public static void main(String[] args) {
+    Logging.routeJulToSlf4j();
+    int code = commandLine().execute(args);
     if (code != 0) {
       System.exit(code);
     }

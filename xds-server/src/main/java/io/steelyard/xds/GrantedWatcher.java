@@ -73,7 +73,7 @@ final class GrantedWatcher implements ConfigWatcher {
     }
     Grants now = grants.current();
     for (String name : request.getResourceNamesList()) {
-      if (!now.allows(identity, name)) {
+      if (!now.allows(identity, XdsRoutes.serviceOf(name))) {
         denied(identity, name, request.getTypeUrl());
       }
     }
@@ -96,7 +96,7 @@ final class GrantedWatcher implements ConfigWatcher {
     if (identity != null) {
       Grants now = grants.current();
       for (String name : request.v3Request().getResourceNamesSubscribeList()) {
-        if (!now.allows(identity, name)) {
+        if (!now.allows(identity, XdsRoutes.serviceOf(name))) {
           denied(identity, name, request.getTypeUrl());
         }
       }
@@ -129,7 +129,7 @@ final class GrantedWatcher implements ConfigWatcher {
     Map<String, VersionedResource<?>> kept = new LinkedHashMap<>();
     int withheld = 0;
     for (Map.Entry<String, VersionedResource<? extends Message>> e : response.resources().entrySet()) {
-      if (now.allows(identity, e.getKey())) {
+      if (now.allows(identity, XdsRoutes.serviceOf(e.getKey()))) {
         kept.put(e.getKey(), e.getValue());
       } else {
         withheld++;
@@ -142,12 +142,15 @@ final class GrantedWatcher implements ConfigWatcher {
     return DeltaResponse.create(response.request(), kept, response.removedResources(), response.version());
   }
 
-  /** The service a resource belongs to: every resource is named after its service. */
+  /**
+   * The service a resource belongs to: every resource is named after its service, a split's
+   * clusters {@code SERVICE/i} ({@link XdsRoutes}).
+   */
   static String serviceOf(Message resource) {
     if (resource instanceof ClusterLoadAssignment cla) {
-      return cla.getClusterName();
+      return XdsRoutes.serviceOf(cla.getClusterName());
     } else if (resource instanceof Cluster c) {
-      return c.getName();
+      return XdsRoutes.serviceOf(c.getName());
     } else if (resource instanceof Listener l) {
       return l.getName();
     } else if (resource instanceof RouteConfiguration r) {

@@ -80,7 +80,7 @@ final class XdsCallbacks implements DiscoveryServerCallbacks {
   public void onV3StreamRequest(long streamId, DiscoveryRequest request) {
     String node = node(streamId, request.hasNode() ? request.getNode() : null);
     if (EDS_TYPE.equals(request.getTypeUrl())) {
-      subscribers.subscribed(streamId, request.getResourceNamesList());
+      subscribers.subscribed(streamId, services(request.getResourceNamesList()));
     }
     if (request.hasErrorDetail()) {
       nack(streamId, node, request.getTypeUrl(), request.getResponseNonce(),
@@ -90,6 +90,15 @@ final class XdsCallbacks implements DiscoveryServerCallbacks {
         rejected.put(request, last[1]);
       }
     }
+  }
+
+  /** The services of assignment names: a split's clusters ({@link XdsRoutes}) count as their service. */
+  private static java.util.Set<String> services(java.util.List<String> names) {
+    java.util.Set<String> out = new java.util.LinkedHashSet<>();
+    for (String name : names) {
+      out.add(XdsRoutes.serviceOf(name));
+    }
+    return out;
   }
 
   /**
@@ -105,8 +114,10 @@ final class XdsCallbacks implements DiscoveryServerCallbacks {
   public void onV3StreamDeltaRequest(long streamId, DeltaDiscoveryRequest request) {
     String node = node(streamId, request.hasNode() ? request.getNode() : null);
     if (EDS_TYPE.equals(request.getTypeUrl())) {
-      subscribers.subscribed(
-          streamId, request.getResourceNamesSubscribeList(), request.getResourceNamesUnsubscribeList());
+      // A split's clusters (SERVICE/i) count as their service; a delta stream that unsubscribes
+      // them keeps counting for the service until it unsubscribes SERVICE or ends.
+      subscribers.subscribed(streamId, services(request.getResourceNamesSubscribeList()),
+          request.getResourceNamesUnsubscribeList().stream().filter(n -> n.indexOf('/') < 0).toList());
     }
     if (request.hasErrorDetail()) {
       nack(streamId, node, request.getTypeUrl(), request.getResponseNonce(),

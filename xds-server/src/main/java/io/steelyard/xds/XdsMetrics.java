@@ -1,6 +1,7 @@
 package io.steelyard.xds;
 
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -21,7 +22,11 @@ import java.util.function.Supplier;
  *   <li>{@code steelyard.xds.refusals}{bound}: streams and connections refused, by the bound
  *       they hit ({@code streams}, {@code names}), at the TLS handshake ({@code handshake}), or
  *       for a client certificate without a name under grants ({@code identity});
- *   <li>{@code steelyard.xds.denied}: resources withheld from clients their grants do not name.
+ *   <li>{@code steelyard.xds.denied}: resources withheld from clients their grants do not name;
+ *   <li>{@code steelyard.xds.configs.refused}: stored service configs refused (the last good one
+ *       stays), each revision counted once;
+ *   <li>{@code steelyard.xds.configs.unmapped}: stored service configs served without a part xDS
+ *       has no form for, each revision counted once.
  * </ul>
  */
 final class XdsMetrics {
@@ -40,6 +45,10 @@ final class XdsMetrics {
     });
     gauge("steelyard.xds.staleness.seconds", "How long the served view has gone without etcd",
         () -> publisher.staleness().toMillis() / 1000.0);
+    FunctionCounter.builder("steelyard.xds.configs.refused", publisher, XdsPublisher::refusedConfigs)
+        .description("Stored service configs refused, the last good one staying in force").register(registry);
+    FunctionCounter.builder("steelyard.xds.configs.unmapped", publisher, XdsPublisher::partlyMappedConfigs)
+        .description("Stored service configs served without a part xDS has no form for").register(registry);
     gauge("steelyard.xds.services", "Services served", () -> {
       XdsSnapshot s = publisher.current();
       return s == null ? 0 : s.services().size();

@@ -21,6 +21,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
 import javax.annotation.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -30,9 +31,10 @@ import org.slf4j.LoggerFactory;
  * the zone-blind group {@link #GROUP} for clients without a zone and one group per zone the
  * clients name ({@link Subscribers#groupOf}). Each group's assignment of a service carries the
  * locality weights for a caller of that zone ({@link ZoneWeights}); listeners and clusters are
- * the same in every group. A new view, a change of a service's stored {@code zoneRouting} or
- * {@code slowStart}, or of who subscribes from which zone rebuilds only that service's
- * assignments; the cache then answers only the clients whose requested versions changed.
+ * the same in every group. Each service's stored config is mapped by {@link ConfigMapping}
+ * (routes, split clusters, outlier detection, zone routing and slow start). A new view, a change
+ * of a service's stored config, or of who subscribes from which zone rebuilds only that service's
+ * resources; the cache then answers only the clients whose requested versions changed.
  *
  * <p>While some instance of a service ramps ({@code slowStart}), its assignments are rebuilt
  * every {@link SlowStartRamps#step}, at most a second apart, until the last ramp has ended.
@@ -60,8 +62,8 @@ final class XdsPublisher implements ServiceWatcher.Listener, Subscribers.Listene
   private final Subscribers subscribers;
   // Executor only:
   private final Map<String, Snapshot> views = new HashMap<>();
-  private final Map<String, StoredPolicy> policies = new HashMap<>();
-  private final Map<String, Long> refusedRevision = new HashMap<>();
+  private final Map<String, MappedConfig> configs = new HashMap<>();
+  private final Map<String, Long> reportedRevision = new HashMap<>();
   private final Map<String, SlowStartRamps> ramps = new HashMap<>();
   private final Map<String, ScheduledFuture<?>> rampSteps = new HashMap<>();
   private final Map<String, ScheduledFuture<?>> zoneExpiries = new HashMap<>();
@@ -69,14 +71,22 @@ final class XdsPublisher implements ServiceWatcher.Listener, Subscribers.Listene
   private final Map<String, Map<String, ServiceResources>> resources = new HashMap<>();
   private long revision;
   private final AtomicLong refusedConfigs = new AtomicLong();
+  private final AtomicLong partlyMappedConfigs = new AtomicLong();
+  private final ConfigMapping mapping;
   private final AtomicReference<XdsSnapshot> current = new AtomicReference<>();
   private final AtomicReference<Optional<Instant>> staleSince = new AtomicReference<>(Optional.empty());
   private final Runnable onPublish;
 
-  XdsPublisher(SimpleCache<String> cache, ScheduledExecutorService executor, Clock clock, int maxZones,
+  XdsPublisher(
+      SimpleCache<String> cache,
+      ScheduledExecutorService executor,
+      Clock clock,
+      int maxZones,
+      ConfigMapping mapping,
       Runnable onPublish) {
     this.subscribers = new Subscribers(this, maxZones);
     this.cache = requireNonNull(cache, "cache");
+    this.mapping = requireNonNull(mapping, "mapping");
     this.executor = requireNonNull(executor, "executor");
     this.clock = requireNonNull(clock, "clock");
     this.onPublish = requireNonNull(onPublish, "onPublish");
@@ -177,26 +187,40 @@ final class XdsPublisher implements ServiceWatcher.Listener, Subscribers.Listene
     onPublish.run();
   }
 
+  /**
+   * Takes a service's stored config ({@link ConfigMapping}). A refused one keeps the last good
+   * mapping in force; a refused one and one served without some of its parts are each logged
+   * once per revision, naming the reason or the parts, and counted.
+   */
   private void applyConfig(String service, @Nullable String json, long modRevision) {
-    StoredPolicy policy;
+    MappedConfig config;
     try {
-      policy = StoredPolicy.parse(json);
+      config = mapping.map(json);
     } catch (IllegalArgumentException e) {
-      Long reported = refusedRevision.put(service, modRevision);
-      if (reported == null || reported != modRevision) {
+      if (firstReport(service, modRevision)) {
         refusedConfigs.incrementAndGet();
-        log.warn("The stored service config of {} (revision {}) is refused, its zoneRouting and"
-            + " slowStart stay as they were: {}", service, modRevision, e.getMessage());
+        log.warn("The stored service config of {} (revision {}) is refused, the last good one stays in force: {}",
+            service, modRevision, e.getMessage());
       }
       return;
     }
-    refusedRevision.remove(service);
-    if (policy.equals(policies.put(service, policy))) {
+    if (!config.leftOut().isEmpty() && firstReport(service, modRevision)) {
+      partlyMappedConfigs.incrementAndGet();
+      log.warn("The stored service config of {} (revision {}) is served without {}: xDS has no form for {}",
+          service, modRevision, String.join(", ", config.leftOut()), config.leftOut().size() == 1 ? "it" : "them");
+    }
+    if (config.equals(configs.put(service, config))) {
       return;
     }
-    log.info("Service {}: zoneRouting {}, slowStart {}", service, policy.zoneRouting(),
-        policy.slowStart() == null ? "none" : policy.slowStart());
+    log.info("Service {}: serving its stored config as {}", service,
+        config.served().isEmpty() ? "the defaults" : String.join("; ", config.served()));
     publish(rebuild(service), false);
+  }
+
+  /** Whether this revision of the service's config is not reported yet; notes it reported. */
+  private boolean firstReport(String service, long modRevision) {
+    Long reported = reportedRevision.put(service, modRevision);
+    return reported == null || reported != modRevision;
   }
 
   /**
@@ -208,22 +232,21 @@ final class XdsPublisher implements ServiceWatcher.Listener, Subscribers.Listene
     if (view == null) {
       return Set.of();
     }
-    StoredPolicy policy = policies.getOrDefault(service, StoredPolicy.DEFAULT);
+    MappedConfig config = configs.getOrDefault(service, MappedConfig.NONE);
+    StoredPolicy policy = config.policy();
     Instant now = clock.instant();
     List<ServiceInstance> instances = view.instances();
     SlowStartRamps ramp = ramps.get(service);
-    double[] factors = ramp.factors(instances, policy.slowStart(), now);
     Map<String, Long> demand = subscribers.demand(service);
     Set<String> changed = new TreeSet<>();
     for (String group : groups) {
-      int[] weights =
-          ZoneWeights.weights(instances, factors, Subscribers.zoneOfGroup(group), policy.zoneRouting(), demand);
+      String zone = Subscribers.zoneOfGroup(group);
+      // Each cluster's weights over its own instances: the zone step inside each split entry.
+      Function<List<ServiceInstance>, int[]> weights = members -> ZoneWeights.weights(
+          members, ramp.factors(members, policy.slowStart(), now), zone, policy.zoneRouting(), demand);
       Map<String, ServiceResources> byService = resources.computeIfAbsent(group, g -> new HashMap<>());
       ServiceResources before = byService.get(service);
-      ServiceResources after =
-          before == null
-              ? ServiceResources.of(service, instances, weights)
-              : before.withAssignment(instances, weights);
+      ServiceResources after = ServiceResources.build(service, instances, config, weights, before);
       if (after != before) {
         byService.put(service, after);
         changed.add(group);
@@ -265,6 +288,11 @@ final class XdsPublisher implements ServiceWatcher.Listener, Subscribers.Listene
   /** Stored configs refused so far, each revision counted once. */
   long refusedConfigs() {
     return refusedConfigs.get();
+  }
+
+  /** Stored configs served without some part xDS has no form for, each revision counted once. */
+  long partlyMappedConfigs() {
+    return partlyMappedConfigs.get();
   }
 
   /** The snapshot served to callers in {@code zone} (null: zone-less), or null before any. */

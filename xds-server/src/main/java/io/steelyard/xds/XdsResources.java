@@ -26,11 +26,7 @@ import io.envoyproxy.envoy.config.endpoint.v3.LbEndpoint;
 import io.envoyproxy.envoy.config.endpoint.v3.LocalityLbEndpoints;
 import io.envoyproxy.envoy.config.listener.v3.ApiListener;
 import io.envoyproxy.envoy.config.listener.v3.Listener;
-import io.envoyproxy.envoy.config.route.v3.Route;
-import io.envoyproxy.envoy.config.route.v3.RouteAction;
 import io.envoyproxy.envoy.config.route.v3.RouteConfiguration;
-import io.envoyproxy.envoy.config.route.v3.RouteMatch;
-import io.envoyproxy.envoy.config.route.v3.VirtualHost;
 import io.envoyproxy.envoy.extensions.filters.http.router.v3.Router;
 import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager;
 import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpFilter;
@@ -77,11 +73,17 @@ final class XdsResources {
 
   private XdsResources() {}
 
+  /** The listener of {@code service} with no stored config: every call to cluster {@code service}. */
   static Listener listener(String service) {
+    return listener(service, XdsRoutes.routeConfiguration(service, MappedConfig.NONE, Map.of()));
+  }
+
+  /** The API listener of {@code service}, its route configuration inline ({@link XdsRoutes}). */
+  static Listener listener(String service, RouteConfiguration routes) {
     HttpConnectionManager hcm =
         HttpConnectionManager.newBuilder()
             .setStatPrefix(service)
-            .setRouteConfig(routeConfiguration(service))
+            .setRouteConfig(routes)
             .addHttpFilters(
                 HttpFilter.newBuilder()
                     .setName(ROUTER_FILTER)
@@ -93,23 +95,17 @@ final class XdsResources {
         .build();
   }
 
-  static RouteConfiguration routeConfiguration(String service) {
-    return RouteConfiguration.newBuilder()
-        .setName(service)
-        .addVirtualHosts(
-            VirtualHost.newBuilder()
-                .setName(service)
-                .addDomains("*")
-                .addRoutes(
-                    Route.newBuilder()
-                        .setMatch(RouteMatch.newBuilder().setPrefix(""))
-                        .setRoute(RouteAction.newBuilder().setCluster(service))))
-        .build();
+  static Cluster cluster(String service) {
+    return cluster(service, MappedConfig.NONE);
   }
 
-  static Cluster cluster(String service) {
-    return Cluster.newBuilder()
-        .setName(service)
+  /**
+   * The EDS cluster {@code name} (a service's, or one of its split clusters) with the config's
+   * {@code outlier_detection} and {@code load_balancing_policy} when it has them.
+   */
+  static Cluster cluster(String name, MappedConfig config) {
+    Cluster.Builder cluster = Cluster.newBuilder()
+        .setName(name)
         .setType(Cluster.DiscoveryType.EDS)
         .setEdsClusterConfig(
             Cluster.EdsClusterConfig.newBuilder()
@@ -119,8 +115,14 @@ final class XdsResources {
                         .setResourceApiVersion(ApiVersion.V3)))
         .setLbPolicy(Cluster.LbPolicy.ROUND_ROBIN)
         .setConnectTimeout(CONNECT_TIMEOUT)
-        .putTypedExtensionProtocolOptions(HTTP_PROTOCOL_OPTIONS, HTTP2_UPSTREAM)
-        .build();
+        .putTypedExtensionProtocolOptions(HTTP_PROTOCOL_OPTIONS, HTTP2_UPSTREAM);
+    if (config.outlierDetection() != null) {
+      cluster.setOutlierDetection(config.outlierDetection());
+    }
+    if (config.loadBalancingPolicy() != null) {
+      cluster.setLoadBalancingPolicy(config.loadBalancingPolicy());
+    }
+    return cluster.build();
   }
 
   /**
@@ -128,11 +130,16 @@ final class XdsResources {
    * watcher's order, by address).
    */
   static ClusterLoadAssignment loadAssignment(String service, List<ServiceInstance> instances) {
+    return loadAssignment(service, instances, registeredWeights(instances));
+  }
+
+  /** The registered weights, at least 1: the locality weights without zones or a ramp. */
+  static int[] registeredWeights(List<ServiceInstance> instances) {
     int[] weights = new int[instances.size()];
     for (int i = 0; i < weights.length; i++) {
       weights[i] = Math.max(1, instances.get(i).weight());
     }
-    return loadAssignment(service, instances, weights);
+    return weights;
   }
 
   /**

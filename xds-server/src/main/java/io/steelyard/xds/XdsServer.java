@@ -21,6 +21,7 @@ import io.netty.handler.ssl.SslContextBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.steelyard.discovery.ChannelConfigCheck;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.registry.KeyLayout;
 import io.steelyard.registry.Validation;
@@ -104,6 +105,7 @@ public final class XdsServer implements AutoCloseable {
     health.setStatus("", ServingStatus.NOT_SERVING);
     this.publisher =
         new XdsPublisher(cache, executor, config.clock, config.maxZones,
+            new ConfigMapping(ChannelConfigCheck.create()),
             () -> health.setStatus("", ServingStatus.SERVING));
     this.metrics = new XdsMetrics(config.meterRegistry, publisher);
     XdsCallbacks callbacks = new XdsCallbacks(metrics, publisher.subscribers());

@@ -19,8 +19,8 @@ import java.util.TreeSet;
 import java.util.function.Function;
 
 /**
- * What the control plane serves at one moment: the resources of every selected service, with a
- * version per resource and, for a request, a version of just the names it asks for.
+ * What the control plane serves at one moment: the resources of every selected service (a
+ * service's split clusters among them, {@link XdsRoutes}), with a version per resource and, for a request, a version of just the names it asks for.
  *
  * <p>The version a state-of-the-world client sees for its request is a hash of the requested
  * names and their resources' versions, so a change to one service changes the version only for
@@ -43,17 +43,17 @@ final class XdsSnapshot extends io.envoyproxy.controlplane.cache.v3.Snapshot {
   XdsSnapshot(Map<String, ServiceResources> services, long revision) {
     this.services = ImmutableSortedMap.copyOf(services);
     this.revision = revision;
-    this.clusters = resources(ServiceResources::cluster);
+    this.clusters = resources(ServiceResources::clusters);
     this.endpoints = resources(ServiceResources::endpoints);
-    this.listeners = resources(ServiceResources::listener);
+    this.listeners = resources(s -> Map.of(s.service(), s.listener()));
   }
 
   private <T extends com.google.protobuf.Message> SnapshotResources<T> resources(
-      Function<ServiceResources, VersionedResource<T>> pick) {
+      Function<ServiceResources, Map<String, VersionedResource<T>>> pick) {
     ImmutableSortedMap.Builder<String, VersionedResource<T>> byName =
         ImmutableSortedMap.naturalOrder();
     for (ServiceResources s : services.values()) {
-      byName.put(s.service(), pick.apply(s));
+      byName.putAll(pick.apply(s));
     }
     ImmutableSortedMap<String, VersionedResource<T>> map = byName.build();
     return SnapshotResources.create(map.values(), new Versions<>(map));

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.envoyproxy.controlplane.cache.v3.SimpleCache;
 import io.envoyproxy.envoy.config.core.v3.Locality;
 import io.envoyproxy.envoy.config.core.v3.Node;
+import io.steelyard.discovery.ChannelConfigCheck;
 import io.steelyard.discovery.Snapshot;
 import io.steelyard.registry.ServiceInstance;
 import io.steelyard.testkit.time.FakeScheduler;
@@ -45,7 +46,8 @@ class XdsPublisherTest {
     }
   };
   private final SimpleCache<String> cache = new SimpleCache<>(node -> publisher().subscribers().groupOf(node));
-  private final XdsPublisher publisher = new XdsPublisher(cache, scheduler, clock, 2, () -> {});
+  private final XdsPublisher publisher = new XdsPublisher(cache, scheduler, clock, 2,
+      new ConfigMapping(ChannelConfigCheck.create()), () -> {});
 
   private XdsPublisher publisher() {
     return publisher;
@@ -168,5 +170,50 @@ class XdsPublisherTest {
     assertThat(publisher.snapshot("c")).isNull();
     assertThat(publisher.subscribers().groupOf(node("node-3", "c"))).isEqualTo(XdsPublisher.GROUP);
     assertThat(publisher.subscribers().zones()).containsExactlyInAnyOrder("a", "b");
+  }
+
+  private static final String TIMEOUT = "{\"methodConfig\":[{\"name\":[{}],\"timeout\":\"0.2s\"}]";
+
+  private io.envoyproxy.envoy.config.listener.v3.Listener servedListener() {
+    return ((XdsSnapshot) cache.getSnapshot(XdsPublisher.GROUP)).listeners().resources().get(SERVICE);
+  }
+
+  @Test
+  void aPartWithoutAnXdsFormIsLoggedAndCountedOncePerRevisionAndTheRestIsServed() throws Exception {
+    view(1, instance("10.0.0.1:50051", "a"));
+    try (Logs logs = Logs.of(XdsPublisher.class)) {
+      publisher.onServiceConfig(SERVICE, TIMEOUT + ",\"retryThrottling\":{\"maxTokens\":10,\"tokenRatio\":0.5}}", 2);
+      scheduler.runDue();
+      view(3, instance("10.0.0.1:50051", "a"), instance("10.0.0.2:50051", "a")); // rebuilt, same config
+      publisher.onServiceConfig(SERVICE, TIMEOUT + ",\"retryThrottling\":{\"maxTokens\":10,\"tokenRatio\":0.5}}", 2);
+      scheduler.runDue();
+
+      assertThat(logs.lines()).filteredOn(l -> l.contains("served without")).containsExactly(
+          "WARN The stored service config of greeter (revision 2) is served without retryThrottling: xDS has no form for it");
+      assertThat(publisher.partlyMappedConfigs()).isEqualTo(1);
+      assertThat(servedListener().getApiListener().getApiListener()
+              .unpack(io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager.class)
+              .getRouteConfig().getVirtualHosts(0).getRoutes(0).getRoute().hasMaxStreamDuration())
+          .isTrue();
+    }
+  }
+
+  @Test
+  void aRefusedConfigIsCountedOnceAndTheLastGoodOneStaysInForce() {
+    view(1, instance("10.0.0.1:50051", "a"));
+    publisher.onServiceConfig(SERVICE, TIMEOUT + "}", 2);
+    scheduler.runDue();
+    var good = servedListener();
+    try (Logs logs = Logs.of(XdsPublisher.class)) {
+      publisher.onServiceConfig(SERVICE, "{\"methodConfig\":[{\"name\":[{}],\"timeout\":\"soon\"}]}", 4);
+      scheduler.runDue();
+      publisher.onServiceConfig(SERVICE, "{\"methodConfig\":[{\"name\":[{}],\"timeout\":\"soon\"}]}", 4);
+      view(5, instance("10.0.0.1:50051", "a"), instance("10.0.0.2:50051", "a"));
+
+      assertThat(publisher.refusedConfigs()).isEqualTo(1);
+      assertThat(logs.lines()).filteredOn(l -> l.contains("refused")).hasSize(1).first().asString()
+          .startsWith("WARN The stored service config of greeter (revision 4) is refused, the last good one stays in force:");
+      assertThat(servedListener()).isEqualTo(good);
+    }
   }
 }

@@ -158,9 +158,9 @@ class XdsResourcesTest {
     ServiceResources one = ServiceResources.of("greeter", List.of(instance("10.0.0.1:1", 3, ab)));
     ServiceResources two = ServiceResources.of("greeter", List.of(instance("10.0.0.1:1", 3, ba)));
 
-    assertThat(XdsResources.deterministicBytes(one.endpoints().resource()))
-        .isEqualTo(XdsResources.deterministicBytes(two.endpoints().resource()));
-    assertThat(one.endpoints().version()).isEqualTo(two.endpoints().version());
+    assertThat(XdsResources.deterministicBytes(one.assignment().resource()))
+        .isEqualTo(XdsResources.deterministicBytes(two.assignment().resource()));
+    assertThat(one.assignment().version()).isEqualTo(two.assignment().version());
     assertThat(one.listener().version()).isEqualTo(two.listener().version());
     assertThat(one.cluster().version()).isEqualTo(two.cluster().version());
   }
@@ -168,9 +168,9 @@ class XdsResourcesTest {
   @Test
   void aWeightChangeChangesOnlyTheAssignmentsVersion() {
     ServiceResources before = ServiceResources.of("greeter", List.of(ServiceInstance.of("greeter", "10.0.0.1:1", 1)));
-    ServiceResources after = before.withInstances(List.of(ServiceInstance.of("greeter", "10.0.0.1:1", 2)));
+    ServiceResources after = rebuilt(before, List.of(ServiceInstance.of("greeter", "10.0.0.1:1", 2)));
 
-    assertThat(after.endpoints().version()).isNotEqualTo(before.endpoints().version());
+    assertThat(after.assignment().version()).isNotEqualTo(before.assignment().version());
     assertThat(after.listener()).isSameAs(before.listener());
     assertThat(after.cluster()).isSameAs(before.cluster());
   }
@@ -180,6 +180,10 @@ class XdsResourcesTest {
     List<ServiceInstance> instances = List.of(ServiceInstance.of("greeter", "10.0.0.1:1", 1));
     ServiceResources before = ServiceResources.of("greeter", instances);
 
-    assertThat(before.withInstances(List.copyOf(instances))).isSameAs(before);
+    assertThat(rebuilt(before, List.copyOf(instances))).isSameAs(before);
+  }
+
+  private static ServiceResources rebuilt(ServiceResources before, List<ServiceInstance> instances) {
+    return ServiceResources.build("greeter", instances, MappedConfig.NONE, XdsResources::registeredWeights, before);
   }
 }

@@ -1,4 +1,4 @@
-package io.steelyard.cli;
+package io.steelyard.discovery;
 
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
@@ -22,9 +22,18 @@ import java.util.concurrent.atomic.AtomicReference;
  * which parses the method configs, retry and health-check settings and, for {@code
  * loadBalancingConfig}, picks the first registered policy and runs its provider's {@code
  * parseLoadBalancingPolicyConfig} (for steelyard's policies, the balancer module's own parser).
- * A config the CLI accepts is therefore one every client of the same grpc and steelyard accepts.
+ * A config this check accepts is therefore one every client of the same grpc and steelyard
+ * accepts: {@code steelyard config set|validate} check with it, and {@code steelyard-xds} serves
+ * only a stored config it accepts.
+ *
+ * <pre>{@code
+ * ChannelConfigCheck check = ChannelConfigCheck.create();
+ * check.check(ServiceConfigJson.parse(json)); // IllegalArgumentException with the parser's reason
+ * }</pre>
+ *
+ * <p>Needs a gRPC transport on the class path (grpc-netty, which jetcd brings). Thread-safe.
  */
-final class ChannelConfigCheck implements ServiceConfigStore.Check {
+public final class ChannelConfigCheck implements ServiceConfigStore.Check {
 
   private static final String SCHEME = "steelyard-config-check";
 
@@ -36,7 +45,7 @@ final class ChannelConfigCheck implements ServiceConfigStore.Check {
 
   /** The parser of a channel built for the purpose, then shut down. */
   @SuppressWarnings("deprecation") // nameResolverFactory: the one public way to see a channel's Args
-  static ChannelConfigCheck create() {
+  public static ChannelConfigCheck create() {
     AtomicReference<NameResolver.ServiceConfigParser> found = new AtomicReference<>();
     NameResolverProvider capture = new NameResolverProvider() {
       @Override
@@ -86,6 +95,11 @@ final class ChannelConfigCheck implements ServiceConfigStore.Check {
       throw new IllegalStateException("grpc built a channel without asking for its resolver");
     }
     return new ChannelConfigCheck(found.get());
+  }
+
+  /** The parser's answer: the parsed config, or the error it refuses {@code config} with. */
+  public ConfigOrError parse(Map<String, ?> config) {
+    return parser.parseServiceConfig(config);
   }
 
   @Override
