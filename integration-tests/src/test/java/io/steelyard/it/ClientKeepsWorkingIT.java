@@ -31,10 +31,21 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * and one that restarts. Real etcd, real servers (a child JVM where a SIGKILL is needed), real
  * channels through {@code etcd://} and {@code weighted_random}.
  */
-@Timeout(value = 120, unit = TimeUnit.SECONDS)
+@Timeout(value = 360, unit = TimeUnit.SECONDS)
 class ClientKeepsWorkingIT {
 
   private static final int CALLERS = 2;
+  /**
+   * How long the load may take to reach each count it is waited for. A few seconds on an idle
+   * machine; at load average 58 on 2 cores, 300 calls to a child JVM just started took over 30 s.
+   */
+  private static final Duration AWAIT = Duration.ofSeconds(90);
+  /**
+   * Each call's deadline: long enough that a call a loaded machine is merely slow to answer does
+   * not fail. A child JVM just restarted on its address answered its first calls after more than
+   * 5 s at load average 58, and those calls failed DEADLINE_EXCEEDED though nothing was wrong.
+   */
+  private static final Duration CALL_DEADLINE = Duration.ofSeconds(30);
 
   @RegisterExtension static final EtcdCluster etcd = EtcdCluster.builder().build();
 
@@ -75,12 +86,12 @@ class ClientKeepsWorkingIT {
 
     try (GreeterClient client = client(true);
         Load load = Load.start(client, CALLERS)) {
-      await().atMost(Duration.ofSeconds(30)).until(() -> load.succeeded() >= 2_000);
+      await().atMost(AWAIT).until(() -> load.succeeded() >= 2_000);
       assertThat(load.callsByBackend()).containsOnlyKeys(a.address(), b.address());
 
       // The server comes up on its registered address: the client starts calling it.
       greeters.add(greeters.builder().register(false).port(downPort).weight(1).build().start());
-      await().atMost(Duration.ofSeconds(30)).until(() -> load.callsTo(down) >= 200);
+      await().atMost(AWAIT).until(() -> load.callsTo(down) >= 200);
       assertThat(load.failures()).as("failed calls").isEmpty();
     }
   }
@@ -93,10 +104,10 @@ class ClientKeepsWorkingIT {
 
     try (GreeterClient client = client(true);
         Load load = Load.start(client, CALLERS)) {
-      await().atMost(Duration.ofSeconds(30)).until(() -> load.callsTo(child.address()) >= 300);
+      await().atMost(AWAIT).until(() -> load.callsTo(child.address()) >= 300);
       child.kill();
       long afterKill = load.succeeded();
-      await().atMost(Duration.ofSeconds(30)).until(() -> load.succeeded() >= afterKill + 3_000);
+      await().atMost(AWAIT).until(() -> load.succeeded() >= afterKill + 3_000);
       assertThat(load.failures()).as("failed calls").isEmpty();
     }
   }
@@ -109,10 +120,10 @@ class ClientKeepsWorkingIT {
 
     try (GreeterClient client = client(false);
         Load load = Load.start(client, CALLERS)) {
-      await().atMost(Duration.ofSeconds(30)).until(() -> load.callsTo(child.address()) >= 300);
+      await().atMost(AWAIT).until(() -> load.callsTo(child.address()) >= 300);
       child.kill();
       long afterKill = load.succeeded();
-      await().atMost(Duration.ofSeconds(30)).until(() -> load.succeeded() >= afterKill + 3_000);
+      await().atMost(AWAIT).until(() -> load.succeeded() >= afterKill + 3_000);
       // Each caller has at most one call in flight, so at most that many could be on the
       // killed server when it died.
       assertThat(load.failed()).as("failed calls %s", load.failures()).isLessThanOrEqualTo(CALLERS);
@@ -129,12 +140,12 @@ class ClientKeepsWorkingIT {
 
     try (GreeterClient client = client(true);
         Load load = Load.start(client, CALLERS)) {
-      await().atMost(Duration.ofSeconds(30)).until(() -> load.callsTo(address) >= 300);
+      await().atMost(AWAIT).until(() -> load.callsTo(address) >= 300);
       child.kill();
       long before = load.callsTo(address);
       child = ChildGreeter.start(childArgs("--port", Integer.toString(port)));
       assertThat(child.address()).isEqualTo(address);
-      await().atMost(Duration.ofSeconds(30)).until(() -> load.callsTo(address) >= before + 300);
+      await().atMost(AWAIT).until(() -> load.callsTo(address) >= before + 300);
       assertThat(load.failures()).as("failed calls").isEmpty();
     }
   }
@@ -153,7 +164,7 @@ class ClientKeepsWorkingIT {
     return GreeterClient.builder(etcd.endpoints(), service)
         .policy("weighted_random")
         .retry(retryPolicy)
-        .deadline(Duration.ofSeconds(5))
+        .deadline(CALL_DEADLINE)
         .build();
   }
 
