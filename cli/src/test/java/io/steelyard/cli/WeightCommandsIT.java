@@ -79,7 +79,7 @@ class WeightCommandsIT {
   void setOnAKeyOwnedByARunningAgentKeepsTheAgentsLease() throws Exception {
     try (ServiceRegistration agent =
         ServiceRegistration.builder(fixture.client(), fixture.service(), "10.0.0.7:50051").weight(5).build()) {
-      agent.start().get(10, java.util.concurrent.TimeUnit.SECONDS);
+      agent.start().get(30, java.util.concurrent.TimeUnit.SECONDS);
       long agentLease = agent.leaseId();
 
       Cli.Result r = cli.run("weight", "set", fixture.service(), "10.0.0.7:50051", "8");

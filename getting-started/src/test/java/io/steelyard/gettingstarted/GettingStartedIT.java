@@ -75,6 +75,25 @@ class GettingStartedIT {
   private static final Path WORK = ROOT.resolve("getting-started/target/getting-started");
   private static final Path JAVA = Path.of(System.getProperty("java.home"), "bin", "java");
   private static final Duration BUILD_TIMEOUT = Duration.ofMinutes(5);
+  /**
+   * How long one read of etcd may take. A reachable etcd answers in milliseconds, but on a 2-core
+   * machine that also runs the consumers' Maven builds and other builds, a read was seen to take
+   * over 10 s; the test waits on the read, not on a guess of the machine's speed.
+   */
+  private static final Duration READ_TIMEOUT = Duration.ofSeconds(60);
+  /**
+   * The Spring application's {@code steelyard.registration.await-on-startup}, set by this test for
+   * itself. The page keeps the default (5 s, for an etcd that takes the key in milliseconds); on a
+   * 2-core machine loaded by other builds as well (load average 25), the application took over a
+   * minute from its start to its gRPC server's, and etcd's lease grants timed out for tens of
+   * seconds, so a 5 s or 60 s bound failed the startup as it should.
+   */
+  private static final Duration AWAIT_ON_STARTUP = Duration.ofMinutes(5);
+  /**
+   * How long a started process may take to do what the page says (register, answer): the Spring
+   * application's start and its startup wait included, within the class timeout.
+   */
+  private static final Duration RUN_TIMEOUT = Duration.ofMinutes(8);
   private static final String KEYS = "/services/greeter/";
 
   private static Client client;
@@ -128,7 +147,7 @@ class GettingStartedIT {
     long clientBuilt = System.nanoTime();
     Process c = start(client, List.of(
         JAVA.toString(), "-cp", classpath(client), "com.example.greeter.GreeterClient"));
-    assertThat(c.waitFor(2, TimeUnit.MINUTES)).as("client exits").isTrue();
+    assertThat(c.waitFor(RUN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)).as("client exits").isTrue();
     long answered = System.nanoTime();
     assertThat(c.exitValue()).as("client output:%n%s", tail(client)).isZero();
     report("plain grpc-java client", clientStart, clientBuilt, answered, "5 calls answered");
@@ -149,7 +168,8 @@ class GettingStartedIT {
     long built = System.nanoTime();
     Process app = start(spring, List.of(JAVA.toString(), "-jar", "target/greeter-spring-1.0.jar",
         "--spring.grpc.server.port=0", "--spring.grpc.server.host=127.0.0.1",
-        "--steelyard.registration.drain-delay=0s"));
+        "--steelyard.registration.drain-delay=0s",
+        "--steelyard.registration.await-on-startup=" + AWAIT_ON_STARTUP.toSeconds() + "s"));
     awaitUntil(app, spring, () -> output(spring).contains("The greeter answered: Hello spring"));
     long answered = System.nanoTime();
     report("Spring Boot server and client", start, built, answered, "its runner's call is answered");
@@ -195,7 +215,7 @@ class GettingStartedIT {
 
   /** Waits for {@code done}, failing at once with the output when the process ends first. */
   private static void awaitUntil(Process p, Path project, java.util.concurrent.Callable<Boolean> done) {
-    await().atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofMillis(100)).until(() -> {
+    await().atMost(RUN_TIMEOUT).pollInterval(Duration.ofMillis(100)).until(() -> {
       if (done.call()) {
         return true;
       }
@@ -213,14 +233,14 @@ class GettingStartedIT {
 
   private static String valueOf(String key) throws Exception {
     List<KeyValue> kvs = client.getKVClient().get(ByteSequence.from(key, UTF_8))
-        .get(10, TimeUnit.SECONDS).getKvs();
+        .get(READ_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS).getKvs();
     return kvs.isEmpty() ? null : kvs.get(0).getValue().toString(UTF_8);
   }
 
   private static List<KeyValue> keysUnder(String prefix) throws Exception {
     ByteSequence p = ByteSequence.from(prefix, UTF_8);
     return client.getKVClient().get(p, GetOption.builder().isPrefix(true).build())
-        .get(10, TimeUnit.SECONDS).getKvs();
+        .get(READ_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS).getKvs();
   }
 
   private static void report(String path, long start, long built, long works, String check)

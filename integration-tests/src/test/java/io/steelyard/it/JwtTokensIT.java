@@ -127,7 +127,7 @@ class JwtTokensIT {
                   .ttl(Duration.ofSeconds(10))
                   .build();
               registrations.add(r);
-              r.start().get(10, TimeUnit.SECONDS);
+              r.start().get(30, TimeUnit.SECONDS);
               leases.put(address, r.leaseId());
               expected.put(address, r.weight());
             } else {

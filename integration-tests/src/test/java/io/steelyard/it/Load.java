@@ -1,5 +1,6 @@
 package io.steelyard.it;
 
+import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.steelyard.examples.GreeterClient;
 import java.util.ArrayList;
@@ -7,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -20,6 +22,7 @@ final class Load implements AutoCloseable {
   private final List<Thread> threads = new ArrayList<>();
   private final ConcurrentHashMap<String, LongAdder> calls = new ConcurrentHashMap<>();
   private final ConcurrentHashMap<String, LongAdder> failures = new ConcurrentHashMap<>();
+  private final List<Status> failedStatuses = new CopyOnWriteArrayList<>();
   private final AtomicLong succeeded = new AtomicLong();
   private volatile boolean running = true;
 
@@ -47,6 +50,7 @@ final class Load implements AutoCloseable {
         succeeded.incrementAndGet();
       } catch (StatusRuntimeException e) {
         if (running) {
+          failedStatuses.add(e.getStatus());
           failures.computeIfAbsent(
                   e.getStatus().getCode() + ": " + e.getStatus().getDescription(),
                   k -> new LongAdder())
@@ -69,6 +73,11 @@ final class Load implements AutoCloseable {
     Map<String, Long> out = new TreeMap<>();
     failures.forEach((k, v) -> out.put(k, v.sum()));
     return out;
+  }
+
+  /** The status of every failed call so far, causes included. */
+  List<Status> failedStatuses() {
+    return List.copyOf(failedStatuses);
   }
 
   /** Successful calls so far, by the address of the backend that answered. */

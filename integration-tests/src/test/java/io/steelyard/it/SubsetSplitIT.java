@@ -79,7 +79,7 @@ class SubsetSplitIT {
             .metadata(metadata)
             .build();
     registrations.add(registration);
-    registration.start().get(10, TimeUnit.SECONDS);
+    registration.start().get(30, TimeUnit.SECONDS);
     return server;
   }
 

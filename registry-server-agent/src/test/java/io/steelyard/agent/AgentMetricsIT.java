@@ -49,7 +49,7 @@ class AgentMetricsIT {
             .closeTimeout(Duration.ofSeconds(2))
             .build();
     AgentMetrics.of(meters).bind(reg);
-    reg.start().get(10, TimeUnit.SECONDS);
+    reg.start().get(30, TimeUnit.SECONDS);
     return reg;
   }
 

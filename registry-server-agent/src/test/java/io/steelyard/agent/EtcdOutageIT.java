@@ -48,7 +48,7 @@ class EtcdOutageIT {
             .retryBackoff(Duration.ofMillis(100), Duration.ofSeconds(1))
             .closeTimeout(Duration.ofSeconds(2))
             .build();
-    reg.start().get(10, TimeUnit.SECONDS);
+    reg.start().get(30, TimeUnit.SECONDS);
     return reg;
   }
 

@@ -35,7 +35,7 @@ class LeaderLossIT {
                     EtcdConnection.of(etcd.endpoints()), "leaderloss", "127.0.0.1:42001")
                 .ttl(Duration.ofSeconds(3))
                 .build()) {
-      reg.start().get(10, TimeUnit.SECONDS);
+      reg.start().get(30, TimeUnit.SECONDS);
       long revision = probe.get(reg.key()).orElseThrow().getModRevision();
       // Every change of the key from now on, deletes included; jetcd resumes the watch from the
       // last revision it saw, so nothing is missed across the failover.

@@ -101,7 +101,7 @@ class ServiceRegistrationIT {
         ServiceRegistration.builder(probe.client, "greeter", "127.0.0.1:" + PORTS.incrementAndGet())
             .build();
     opened.add(reg);
-    reg.start().get(10, TimeUnit.SECONDS);
+    reg.start().get(30, TimeUnit.SECONDS);
 
     reg.close();
 

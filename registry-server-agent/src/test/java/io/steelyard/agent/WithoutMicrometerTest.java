@@ -32,7 +32,9 @@ class WithoutMicrometerTest {
             .ttl(Duration.ofSeconds(2))
             .listener(state -> {})
             .build()) {
-      reg.start().get(10, TimeUnit.SECONDS);
+      // 30 s, as in the other registration tests: the first etcd call of a cold JVM on a busy
+      // 2-core machine was seen to take over 10 s; a reachable etcd answers in milliseconds.
+      reg.start().get(30, TimeUnit.SECONDS);
       reg.setWeightAndWait(4);
       assertThat(reg.state()).isEqualTo(RegistrationState.REGISTERED);
       assertThat(reg.weight()).isEqualTo(4);

@@ -4,11 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.grpc.ManagedChannel;
-import io.grpc.Status;
 import io.steelyard.it.ChildGreeter;
+import io.steelyard.it.TransportLoss;
 import io.steelyard.registry.EtcdConnection;
 import io.steelyard.testkit.EtcdCluster;
-import java.nio.channels.ClosedChannelException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -28,7 +27,7 @@ import org.slf4j.LoggerFactory;
  * load from three clients without retries. Its key expires with the lease, and every client
  * drops it within TTL + 1 s; the only failed calls are those whose stream had gone to it, and
  * each ends with a status grpc-java gives a call whose transport died ({@link
- * #endedByTransportLoss}).
+ * TransportLoss#endedByTransportLoss}).
  */
 @Tag("faults")
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
@@ -104,7 +103,7 @@ class ServerCrashIT {
     List<PacedLoad.Failure> failures = loads.stream().flatMap(l -> l.failures().stream()).toList();
     assertThat(failures).as("failed calls").allSatisfy(f -> {
       assertThat(f.backend()).as("the server its stream went to").isEqualTo(doomed);
-      assertThat(endedByTransportLoss(f.status())).as("ended by the loss of its transport: %s", f.status())
+      assertThat(TransportLoss.endedByTransportLoss(f.status())).as("ended by the loss of its transport: %s", f.status())
           .isTrue();
       assertThat(Fleet.millis(f.startNanos() - dead)).as("started ms after the crash was complete").isLessThan(1_000);
     });
@@ -118,28 +117,5 @@ class ServerCrashIT {
     for (PacedLoad l : loads) {
       assertThat(l.callsByBackend()).as("%s kept calling the others", l.name()).containsKeys(a.address(), b.address());
     }
-  }
-
-  /**
-   * The statuses grpc-java's netty transport ends a call with when the transport under it dies:
-   * UNAVAILABLE (the connection's reset or GOAWAY, or a write that noticed the closure and kept
-   * its cause), or UNKNOWN "channel closed" when a write found the channel already closed and
-   * netty's cause-less {@link ClosedChannelException} carries no more (grpc-java's
-   * {@code io.grpc.netty.Utils.statusFromThrowable}). Both are made on the client, so no server
-   * status is taken for one: an UNKNOWN counts only with that exception in its causes.
-   */
-  static boolean endedByTransportLoss(Status status) {
-    if (status.getCode() == Status.Code.UNAVAILABLE) {
-      return true;
-    }
-    if (status.getCode() != Status.Code.UNKNOWN) {
-      return false;
-    }
-    for (Throwable t = status.getCause(); t != null; t = t.getCause()) {
-      if (t instanceof ClosedChannelException) {
-        return true;
-      }
-    }
-    return false;
   }
 }
