@@ -8,6 +8,7 @@ import io.steelyard.balancer.spi.PickerFactory;
 import java.util.Arrays;
 import java.util.Random;
 import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 
 class SmoothRoundRobinPickerTest {
@@ -73,6 +74,37 @@ class SmoothRoundRobinPickerTest {
       assertThat(SmoothRoundRobinPicker.buildSchedule(weights))
           .as("weights %s", weights.length <= 20 ? Arrays.toString(weights) : n + " endpoints")
           .containsExactly(sortedSlots(weights));
+    }
+  }
+
+  /**
+   * The same order for the vectors that take each way through the build: endpoints grouped by
+   * weight whose shared times are merged by concatenation, by insertion and by bit set, and
+   * endpoints left one per class when the heaviest holds most of the period.
+   */
+  @Test
+  void largeVectorsAreEverySlotSortedByItsIdealTime() {
+    Random random = new Random(17);
+    int[] skewed = new int[10_000];
+    for (int i = 0; i < skewed.length; i++) {
+      skewed[i] = (int) Math.max(1, Math.round(Math.pow(10, 6 * random.nextDouble())));
+    }
+    int[] heavyAmongOnes = new int[10_000];
+    Arrays.fill(heavyAmongOnes, 1);
+    heavyAmongOnes[4_321] = 1_000_000_000;
+    int[] fewInterleaved = {1, 3, 1, 3, 3, 1, 9, 1, 3};
+    int[][] vectors = {
+      randomWeights(random, 10_000, 10), // weights 1..10: 55 times for 55,000 slots
+      SmoothRoundRobinPicker.periodWeights(skewed),
+      SmoothRoundRobinPicker.periodWeights(heavyAmongOnes),
+      randomWeights(random, 5_000, 3), // 1 and 3 share 1/2, their endpoints interleaved
+      fewInterleaved, // 1, 3 and 9 share 1/2 (and 3 and 9 share 1/6, 5/6) with few endpoints
+      IntStream.rangeClosed(1, 300).toArray(), // distinct weights
+    };
+    for (int v = 0; v < vectors.length; v++) {
+      assertThat(SmoothRoundRobinPicker.buildSchedule(vectors[v]))
+          .as("vector %s (%s endpoints)", v, vectors[v].length)
+          .containsExactly(sortedSlots(vectors[v]));
     }
   }
 
