@@ -284,7 +284,7 @@ final class SmoothRoundRobinPicker extends WeightedPicker {
         maxWeight = Math.max(maxWeight, w);
       }
       if (2L * maxWeight > period) {
-        // The heaviest endpoint alone has more than half the times: grouping saves little.
+        // The heaviest endpoint alone holds more than half the slots: grouping saves little.
         return new TimeClasses(n, period, weights, period, null, null);
       }
       int[] classOfWeight = new int[maxWeight + 1]; // class + 1; 0 when no endpoint has it
