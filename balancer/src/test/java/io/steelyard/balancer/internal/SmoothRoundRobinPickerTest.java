@@ -93,12 +93,14 @@ class SmoothRoundRobinPickerTest {
     Arrays.fill(heavyAmongOnes, 1);
     heavyAmongOnes[4_321] = 1_000_000_000;
     int[] fewInterleaved = {1, 3, 1, 3, 3, 1, 9, 1, 3};
+    int[] inBlocks = {1, 1, 1, 1, 3, 3, 3, 3, 5, 5}; // 1, 3 and 5 share 1/2, endpoints in blocks
     int[][] vectors = {
       randomWeights(random, 10_000, 10), // weights 1..10: 55 times for 55,000 slots
       SmoothRoundRobinPicker.periodWeights(skewed),
       SmoothRoundRobinPicker.periodWeights(heavyAmongOnes),
       randomWeights(random, 5_000, 3), // 1 and 3 share 1/2, their endpoints interleaved
       fewInterleaved, // 1, 3 and 9 share 1/2 (and 3 and 9 share 1/6, 5/6) with few endpoints
+      inBlocks,
       IntStream.rangeClosed(1, 300).toArray(), // distinct weights
     };
     for (int v = 0; v < vectors.length; v++) {
