@@ -9,6 +9,7 @@ import io.grpc.LoadBalancer.SubchannelPicker;
 import io.steelyard.balancer.spi.LoadAwarePicker;
 import io.steelyard.balancer.spi.LoadAwarePickerFactory;
 import io.steelyard.balancer.spi.TracerDecorator;
+import io.steelyard.balancer.spi.WeightedPolicyConfig;
 import java.lang.reflect.Constructor;
 import java.util.Arrays;
 import java.util.Random;
@@ -30,13 +31,19 @@ class DrawsOnlyTest {
   void picksWhatWeightedLeastRequestPicksWithNothingOutstanding(String distribution, int n)
       throws ReflectiveOperationException {
     int[] weights = Weights.generate(distribution, n, 42);
+    Object[] keys = new Object[n];
     SubchannelPicker[] children = new SubchannelPicker[n];
-    Arrays.fill(children, new FixedResultPicker(PickResult.withNoResult()));
+    for (int i = 0; i < n; i++) {
+      keys[i] = "endpoint-" + i;
+      children[i] = new FixedResultPicker(PickResult.withNoResult());
+    }
     PickResult[] results = new PickResult[n];
     Arrays.fill(results, PickResult.withNoResult());
     long seed = 7L * n + distribution.length();
     LoadAwarePicker policy =
-        (LoadAwarePicker) leastRequestPickers(new Random(seed)).newPicker(children, weights);
+        (LoadAwarePicker)
+            leastRequestPickers(new Random(seed))
+                .newPicker(keys, children, weights, WeightedPolicyConfig.DEFAULT);
     NaivePickers.DrawsOnly floor = new NaivePickers.DrawsOnly(results, weights);
     Random sameNumbers = new Random(seed);
 
