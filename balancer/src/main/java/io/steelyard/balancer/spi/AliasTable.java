@@ -27,6 +27,19 @@ public final class AliasTable {
    * (scaled to 2^31) in the high 32 bits and the alias in the low 32 bits.
    */
   public static long[] of(int[] weights) {
+    long[] wide = new long[weights.length];
+    for (int i = 0; i < weights.length; i++) {
+      wide[i] = weights[i];
+    }
+    return of(wide);
+  }
+
+  /**
+   * The packed alias table of {@code weights}, all non-negative with a positive sum; an index of
+   * weight 0 is never drawn. For weights that are not integers, scale them (to a sum near 2^40,
+   * say: the sum times the number of weights must stay below 2^63).
+   */
+  public static long[] of(long[] weights) {
     int n = weights.length;
     int[] threshold = new int[n];
     int[] alias = new int[n];
@@ -50,14 +63,31 @@ public final class AliasTable {
   }
 
   /**
+   * The index that the 32 random bits {@code r} select from the {@code columns} entries of a
+   * table made by {@link #of} that start at {@code from} in {@code tables} (several tables of the
+   * same length laid end to end; an index is relative to its table). One random {@code long}
+   * makes two draws. The column is {@code r × columns >>> 32}, and the coin is what that product
+   * leaves below 2^32: for each column it runs over about {@code 2^32 / columns} evenly spaced
+   * values, so its bias, like the column's, stays below {@code columns / 2^32}.
+   */
+  public static int sample(long[] tables, int from, int columns, int r) {
+    long product = (r & 0xFFFF_FFFFL) * columns;
+    int column = (int) (product >>> 32);
+    long entry = tables[from + column];
+    int coin = (int) product >>> 1;
+    int keep = (coin - (int) (entry >>> 32)) >> 31;
+    return (column & keep) | ((int) entry & ~keep);
+  }
+
+  /**
    * Vose's alias construction in exact integer arithmetic: column capacities are {@code w[i] * n}
    * against a full column of {@code sum(w)}, so no rounding accumulates while columns are paired;
    * only the final per-column threshold is rounded (to 2^-31).
    */
-  static void buildAliasTable(int[] weights, int[] threshold, int[] alias) {
+  static void buildAliasTable(long[] weights, int[] threshold, int[] alias) {
     int n = weights.length;
     long total = 0;
-    for (int w : weights) {
+    for (long w : weights) {
       total += w;
     }
     long[] scaled = new long[n];
@@ -66,7 +96,7 @@ public final class AliasTable {
     int smallSize = 0;
     int largeSize = 0;
     for (int i = 0; i < n; i++) {
-      scaled[i] = (long) weights[i] * n;
+      scaled[i] = weights[i] * n;
       if (scaled[i] < total) {
         small[smallSize++] = i;
       } else {
@@ -76,7 +106,8 @@ public final class AliasTable {
     while (smallSize > 0 && largeSize > 0) {
       int s = small[--smallSize];
       int l = large[largeSize - 1];
-      threshold[s] = (int) Math.round(scaled[s] / (double) total * COIN_SCALE);
+      // Below 1, but it can round to 1 when the sum is large: kept an int, as a full column's.
+      threshold[s] = (int) Math.min(Math.round(scaled[s] / (double) total * COIN_SCALE), Integer.MAX_VALUE);
       alias[s] = l;
       scaled[l] -= total - scaled[s];
       if (scaled[l] < total) {

@@ -50,6 +50,45 @@ class WeightedRandomPickerTest {
   }
 
   @Test
+  void thirtyTwoBitDrawsFromTablesLaidEndToEndLandByEachShare() {
+    long[] first = AliasTable.of(new long[] {1, 2, 5, 0});
+    long[] second = AliasTable.of(new long[] {0, 3, 0, 1});
+    long[] tables = new long[8];
+    System.arraycopy(first, 0, tables, 0, 4);
+    System.arraycopy(second, 0, tables, 4, 4);
+    Random random = new Random(20261206);
+    int draws = 1_000_000;
+    long[] fromFirst = new long[4];
+    long[] fromSecond = new long[4];
+
+    for (int i = 0; i < draws; i++) {
+      long r = random.nextLong();
+      fromFirst[AliasTable.sample(tables, 0, 4, (int) (r >>> 32))]++;
+      fromSecond[AliasTable.sample(tables, 4, 4, (int) r)]++;
+    }
+
+    double[] firstShares = {1 / 8.0, 2 / 8.0, 5 / 8.0, 0};
+    double[] secondShares = {0, 3 / 4.0, 0, 1 / 4.0};
+    for (int i = 0; i < 4; i++) {
+      assertThat(fromFirst[i] / (double) draws).as("first table, index %s", i)
+          .isCloseTo(firstShares[i], within(0.003));
+      assertThat(fromSecond[i] / (double) draws).as("second table, index %s", i)
+          .isCloseTo(secondShares[i], within(0.003));
+    }
+    assertThat(fromFirst[3]).as("weight 0 is never drawn").isZero();
+    assertThat(fromSecond[0] + fromSecond[2]).as("weight 0 is never drawn").isZero();
+  }
+
+  @Test
+  void aColumnWhoseShareRoundsToWholeIsKeptAsAFullOne() {
+    // Column 0 holds 1 - 2^-40 of a column: its threshold rounds to 2^31, which is no int.
+    long[] table = AliasTable.of(new long[] {(1L << 40) - 1, (1L << 40) + 1});
+
+    assertThat((int) (table[0] >>> 32)).isEqualTo(Integer.MAX_VALUE);
+    assertThat(AliasTable.sample(table, (long) Integer.MAX_VALUE - 1)).isZero();
+  }
+
+  @Test
   void millionPicksLandWithinHalfAPointOfEachShare() {
     int[] weights = {1, 2, 5};
     WeightedRandomPicker picker =
