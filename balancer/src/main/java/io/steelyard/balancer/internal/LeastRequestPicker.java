@@ -52,20 +52,52 @@ import javax.annotation.Nullable;
  * after it degrades. With {@code n <= choiceCount} every endpoint is a candidate, scanned from a
  * random start. Ties go to the first drawn.
  *
- * <p><b>Cost.</b> Immutable and thread-safe. A pick draws one random {@code long} per draw from
- * {@link ThreadLocalRandom} (a redraw is a draw), reads per candidate one alias-table entry, its
- * inverse weight and its {@link EndpointLoad} (three volatile fields on one object, four with the
+ * <p><b>How the draws are made.</b> A candidate's draw takes 32 random bits ({@link
+ * AliasTable#sample(long[], int, int, int)}), so one random {@code long} makes two. Up to
+ * {@value #MAX_TABLED} endpoints, the redraws are not made one by one: the build computes what
+ * they add up to, the probability that a draw avoiding endpoint {@code x} ends on each endpoint
+ * ({@code p(c) × (1 + p(x) + ... + p(x)^}{@value #MAX_REDRAWS}{@code )} for {@code c ≠ x}, and
+ * {@code p(x)^}{@value #MAX_REDRAWS}{@code +1} for {@code x} itself), and keeps an alias table per
+ * {@code x} and one over the ordered pairs of first and second candidate. A pick then draws the
+ * first two candidates in one draw and each further one in one draw from the best's table, so no
+ * branch is taken on a repeat, which at 10 endpoints with skewed weights is most draws. The
+ * candidates come out with the probabilities the redraws give them (to within the tables' 2^-31
+ * resolution and a 32-bit draw's bias, below {@code n / 2^32}); only which random bits lead to
+ * which candidates differs.
+ *
+ * <p><b>Cost.</b> Immutable and thread-safe. A pick draws one random {@code long} from {@link
+ * ThreadLocalRandom} per two draws, reads per candidate one alias-table entry, its inverse
+ * weight and its {@link EndpointLoad} (three volatile fields on one object, four with the
  * latency term), computes each candidate's score once, and returns a {@link PickResult}
  * precomputed per endpoint that carries the endpoint's tracer factory: no lock, no allocation
  * (grpc then asks that factory for one tracer per call, which counts the call in and out). See
- * {@link #choose} for why no branch depends on a coin or a score.
+ * {@link #choose} for why no branch depends on a coin or a score. The tables of the redraws cost
+ * {@code 2 × n × 2^ceil(log2 n)} longs, 16 KB at {@value #MAX_TABLED} endpoints.
  */
 final class LeastRequestPicker extends WeightedPicker implements LoadAwarePicker {
 
   /** Redraws allowed when a draw repeats the current best; bounds the loop for skewed weights. */
   static final int MAX_REDRAWS = 4;
 
+  /** Up to this many endpoints, the redraws are precomputed into tables (see the class comment). */
+  static final int MAX_TABLED = 32;
+
   private final long[] aliasTable;
+
+  /**
+   * Up to {@link #MAX_TABLED} endpoints: the table of a draw avoiding endpoint {@code x} starts at
+   * {@code x << shift}; null above.
+   */
+  @Nullable private final long[] avoiding;
+
+  /**
+   * Up to {@link #MAX_TABLED} endpoints: the alias table of the first two candidates, column
+   * {@code first << shift | second}; null above.
+   */
+  @Nullable private final long[] pairs;
+
+  /** {@code 2^shift}, the stride of {@link #avoiding}'s tables, is the least power of 2 >= n. */
+  private final int shift;
   private final EndpointLoad[] loads;
   private final double[] inverseWeights;
   private final PickResult[] tracedResults;
@@ -95,6 +127,15 @@ final class LeastRequestPicker extends WeightedPicker implements LoadAwarePicker
     this.random = random;
     this.aliasTable = AliasTable.of(this.weights);
     int n = weights.length;
+    this.shift = 32 - Integer.numberOfLeadingZeros(Math.max(n, 1) - 1);
+    if (n > choiceCount && n <= MAX_TABLED) { // with fewer, every endpoint is a candidate
+      this.avoiding = new long[n << shift];
+      this.pairs = new long[n << shift];
+      tableRedraws(this.weights, shift, avoiding, pairs);
+    } else {
+      this.avoiding = null;
+      this.pairs = null;
+    }
     this.inverseWeights = new double[n];
     this.tracedResults = new PickResult[n];
     for (int i = 0; i < n; i++) {
@@ -126,8 +167,7 @@ final class LeastRequestPicker extends WeightedPicker implements LoadAwarePicker
   }
 
   /**
-   * The index of the endpoint to pick. One random {@code long} per draw, taken as {@link
-   * AliasTable#sample} takes it; each candidate's score is computed once.
+   * The index of the endpoint to pick; each candidate's score is computed once.
    *
    * <p>Without the latency term no branch depends on a coin or a score, whose outcomes are
    * random and would be mispredicted about every other time (a misprediction costs more than a
@@ -135,8 +175,9 @@ final class LeastRequestPicker extends WeightedPicker implements LoadAwarePicker
    * candidate is selected with the sign of the difference of the two scores' bits. Scores are
    * positive doubles (at least one call, a penalty of at least 1, a positive inverse weight, a
    * non-negative error cost), and positive doubles order as their raw bits do as {@code long}s,
-   * so this is exactly {@code score(candidate) < score(best)}. The one branch left, a draw equal
-   * to the best so far, is rarely taken unless one endpoint holds most of the weight.
+   * so this is exactly {@code score(candidate) < score(best)}; a candidate equal to the best
+   * (its redraws spent) ties and loses. The one branch left, above {@value #MAX_TABLED}
+   * endpoints, is a draw equal to the best so far, rarely taken there.
    */
   @Override
   public int choose() {
@@ -148,37 +189,165 @@ final class LeastRequestPicker extends WeightedPicker implements LoadAwarePicker
       return chooseWithLatency();
     }
     Random rnd = random == null ? ThreadLocalRandom.current() : random;
-    int best = AliasTable.sample(aliasTable, rnd.nextLong());
-    long bestBits = scoreBits(best);
-    for (int k = 1; k < choiceCount; k++) {
-      int candidate = AliasTable.sample(aliasTable, rnd.nextLong());
-      for (int redraw = 0; candidate == best && redraw < MAX_REDRAWS; redraw++) {
-        candidate = AliasTable.sample(aliasTable, rnd.nextLong());
+    return pairs != null ? chooseTabled(rnd) : chooseDrawn(rnd);
+  }
+
+  /**
+   * Up to {@value #MAX_TABLED} endpoints: the first two candidates from one draw of the pair
+   * table, each further one from one draw of the best's table.
+   */
+  private int chooseTabled(Random rnd) {
+    long r = rnd.nextLong();
+    int pair = AliasTable.sample(pairs, 0, pairs.length, (int) (r >>> 32));
+    int first = pair >>> shift;
+    int second = pair & ((1 << shift) - 1);
+    long firstBits = scoreBits(first);
+    long secondBits = scoreBits(second);
+    long less = (secondBits - firstBits) >> 63; // all ones when strictly lower: ties keep the first
+    int best = (second & (int) less) | (first & ~(int) less);
+    if (choiceCount == 2) {
+      return best;
+    }
+    long bestBits = (secondBits & less) | (firstBits & ~less);
+    int third = AliasTable.sample(avoiding, best << shift, 1 << shift, (int) r);
+    long thirdBits = scoreBits(third);
+    less = (thirdBits - bestBits) >> 63;
+    best = (third & (int) less) | (best & ~(int) less);
+    bestBits = (thirdBits & less) | (bestBits & ~less);
+    for (int k = 3; k < choiceCount; k++) {
+      int bits = (int) (rnd.nextLong() >>> 32);
+      int candidate = AliasTable.sample(avoiding, best << shift, 1 << shift, bits);
+      long candidateBits = scoreBits(candidate);
+      less = (candidateBits - bestBits) >> 63;
+      best = (candidate & (int) less) | (best & ~(int) less);
+      bestBits = (candidateBits & less) | (bestBits & ~less);
+    }
+    return best;
+  }
+
+  /**
+   * Above {@value #MAX_TABLED} endpoints: every candidate drawn from the alias table, the third
+   * drawn and its load read with the first two's (a volatile read keeps the memory accesses after
+   * it behind it), a repeat of the best redrawn.
+   */
+  private int chooseDrawn(Random rnd) {
+    int n = aliasTable.length;
+    long r = rnd.nextLong();
+    int first = AliasTable.sample(aliasTable, 0, n, (int) (r >>> 32));
+    int second = AliasTable.sample(aliasTable, 0, n, (int) r);
+    int third = choiceCount > 2 ? draw(rnd) : 0;
+    second = redrawn(second, first, rnd);
+    long firstBits = scoreBits(first);
+    long secondBits = scoreBits(second);
+    long less = (secondBits - firstBits) >> 63; // all ones when strictly lower: ties keep the first
+    int best = (second & (int) less) | (first & ~(int) less);
+    if (choiceCount == 2) {
+      return best;
+    }
+    long bestBits = (secondBits & less) | (firstBits & ~less);
+    long thirdBits = scoreBits(third);
+    if (third == best) {
+      third = redrawn(third, best, rnd);
+      thirdBits = scoreBits(third);
+    }
+    less = (thirdBits - bestBits) >> 63;
+    best = (third & (int) less) | (best & ~(int) less);
+    bestBits = (thirdBits & less) | (bestBits & ~less);
+    for (int k = 3; k < choiceCount; k++) {
+      int candidate = redrawn(draw(rnd), best, rnd);
+      long candidateBits = scoreBits(candidate);
+      less = (candidateBits - bestBits) >> 63;
+      best = (candidate & (int) less) | (best & ~(int) less);
+      bestBits = (candidateBits & less) | (bestBits & ~less);
+    }
+    return best;
+  }
+
+  /** {@link #choose} with the latency term, which compares candidates pairwise; the same draws. */
+  private int chooseWithLatency() {
+    Random rnd = random == null ? ThreadLocalRandom.current() : random;
+    long r = rnd.nextLong();
+    int first;
+    int second;
+    int third = 0; // tabled: the bits of the third candidate's draw; else its first draw
+    if (pairs != null) {
+      int pair = AliasTable.sample(pairs, 0, pairs.length, (int) (r >>> 32));
+      first = pair >>> shift;
+      second = pair & ((1 << shift) - 1);
+      third = (int) r;
+    } else {
+      int n = aliasTable.length;
+      first = AliasTable.sample(aliasTable, 0, n, (int) (r >>> 32));
+      second = AliasTable.sample(aliasTable, 0, n, (int) r);
+      if (choiceCount > 2) {
+        third = draw(rnd);
       }
-      if (candidate != best) {
-        long bits = scoreBits(candidate);
-        long less = (bits - bestBits) >> 63; // all ones when strictly lower: ties keep the first
-        best = (candidate & (int) less) | (best & ~(int) less);
-        bestBits = (bits & less) | (bestBits & ~less);
+      second = redrawn(second, first, rnd);
+    }
+    int best = lessLoaded(second, first) ? second : first;
+    for (int k = 2; k < choiceCount; k++) {
+      int candidate;
+      if (pairs != null) {
+        int bits = k == 2 ? third : (int) (rnd.nextLong() >>> 32);
+        candidate = AliasTable.sample(avoiding, best << shift, 1 << shift, bits);
+      } else {
+        candidate = redrawn(k == 2 ? third : draw(rnd), best, rnd);
+      }
+      if (lessLoaded(candidate, best)) {
+        best = candidate;
       }
     }
     return best;
   }
 
-  /** {@link #choose} with the latency term, which compares candidates pairwise. */
-  private int chooseWithLatency() {
-    Random rnd = random == null ? ThreadLocalRandom.current() : random;
-    int best = AliasTable.sample(aliasTable, rnd.nextLong());
-    for (int k = 1; k < choiceCount; k++) {
-      int candidate = AliasTable.sample(aliasTable, rnd.nextLong());
-      for (int redraw = 0; candidate == best && redraw < MAX_REDRAWS; redraw++) {
-        candidate = AliasTable.sample(aliasTable, rnd.nextLong());
-      }
-      if (candidate != best && lessLoaded(candidate, best)) {
-        best = candidate;
-      }
+  /** One draw from the alias table, from a new long's high half. */
+  private int draw(Random rnd) {
+    return AliasTable.sample(aliasTable, 0, aliasTable.length, (int) (rnd.nextLong() >>> 32));
+  }
+
+  /**
+   * {@code candidate}, or while it repeats {@code best}, a new draw, up to {@value #MAX_REDRAWS}
+   * times.
+   */
+  private int redrawn(int candidate, int best, Random rnd) {
+    for (int redraw = 0; candidate == best && redraw < MAX_REDRAWS; redraw++) {
+      candidate = draw(rnd);
     }
-    return best;
+    return candidate;
+  }
+
+  /**
+   * Fills {@code avoiding} with, per endpoint {@code x}, the alias table (stride {@code 2^shift},
+   * padding of weight 0) of a draw that avoids {@code x} as the redraws do, and {@code pairs}
+   * with the alias table of the ordered pairs (first, second): {@code p(first) × p(second | avoid
+   * first)}. Probabilities are scaled to a sum of 2^40 per table; one that rounds to 0 is 1.
+   */
+  static void tableRedraws(int[] weights, int shift, long[] avoiding, long[] pairs) {
+    int n = weights.length;
+    int stride = 1 << shift;
+    double total = 0;
+    for (int w : weights) {
+      total += w;
+    }
+    long[] row = new long[stride];
+    long[] pairWeights = new long[n << shift];
+    for (int x = 0; x < n; x++) {
+      double px = weights[x] / total;
+      double repeat = 1; // px^k
+      double kept = 1; // 1 + px + ... + px^MAX_REDRAWS: a draw other than x ends on c this often
+      for (int k = 0; k < MAX_REDRAWS; k++) {
+        repeat *= px;
+        kept += repeat;
+      }
+      repeat *= px; // px^(MAX_REDRAWS + 1): every draw was x
+      for (int c = 0; c < n; c++) {
+        double q = c == x ? repeat : weights[c] / total * kept;
+        row[c] = Math.max(1, Math.round(q * 0x1p40));
+        pairWeights[(x << shift) + c] = Math.max(1, Math.round(px * q * 0x1p40));
+      }
+      System.arraycopy(AliasTable.of(row), 0, avoiding, x << shift, stride);
+    }
+    System.arraycopy(AliasTable.of(pairWeights), 0, pairs, 0, pairs.length);
   }
 
   /** The raw bits of {@link #rankScore}{@code (i)}: a positive double, so they order as it does. */

@@ -22,7 +22,11 @@ class LeastRequestPickerTest {
 
   private final FakeTicker ticker = new FakeTicker();
 
-  /** Random bits chosen by the test: {@link #column} makes the alias table pick a column. */
+  /**
+   * Random bits chosen by the test. Above {@link LeastRequestPicker#MAX_TABLED} endpoints, {@link
+   * #columns} makes the alias table pick two columns (the first two candidates) and {@link
+   * #column} one (a further candidate or a redraw); up to it, {@link Tables} finds the bits.
+   */
   static final class ScriptedRandom extends Random {
     private final Deque<Long> values = new ArrayDeque<>();
 
@@ -31,10 +35,23 @@ class LeastRequestPickerTest {
       return this;
     }
 
-    /** Bits that select column {@code c} of {@code n} and keep it (coin 0 < any threshold). */
+    /**
+     * The 32 bits that select column {@code c} of {@code n} and keep it: the smallest {@code h}
+     * with {@code h × n >>> 32 == c}, whose coin (what the product leaves, below {@code n}) is
+     * below every threshold of equal weights.
+     */
+    static int half(int c, int n) {
+      return (int) ((((long) c << 32) + n - 1) / n);
+    }
+
+    /** A long whose high half selects column {@code c} of {@code n}. */
     static long column(int c, int n) {
-      long high = (((long) c << 32) + n - 1) / n; // smallest h with (h * n) >>> 32 == c
-      return high << 32;
+      return (long) half(c, n) << 32;
+    }
+
+    /** A long whose high half selects column {@code a} of {@code n} and whose low half {@code b}. */
+    static long columns(int a, int b, int n) {
+      return (long) half(a, n) << 32 | (half(b, n) & 0xFFFF_FFFFL);
     }
 
     @Override
@@ -47,6 +64,46 @@ class LeastRequestPickerTest {
 
     boolean exhausted() {
       return values.isEmpty();
+    }
+  }
+
+  /**
+   * The tables a picker over {@code weights} (at most {@link LeastRequestPicker#MAX_TABLED})
+   * draws its candidates from, to find the random bits that draw given candidates.
+   */
+  static final class Tables {
+    final int n;
+    final int shift;
+    final long[] avoiding;
+    final long[] pairs;
+
+    Tables(int[] weights) {
+      n = weights.length;
+      shift = 32 - Integer.numberOfLeadingZeros(n - 1);
+      avoiding = new long[n << shift];
+      pairs = new long[n << shift];
+      LeastRequestPicker.tableRedraws(weights, shift, avoiding, pairs);
+    }
+
+    /** A long whose high half draws {@code first} and {@code second} as the first two candidates. */
+    long firstTwo(int first, int second) {
+      return (long) bits(pairs, 0, pairs.length, (first << shift) + second) << 32;
+    }
+
+    /** {@code firstTwo}'s long with a low half that draws {@code third} avoiding {@code best}. */
+    long third(long firstTwo, int best, int third) {
+      return firstTwo | (bits(avoiding, best << shift, 1 << shift, third) & 0xFFFF_FFFFL);
+    }
+
+    private static int bits(long[] tables, int from, int columns, int target) {
+      Random search = new Random(target);
+      for (int i = 0; i < 100_000; i++) {
+        int r = search.nextInt();
+        if (AliasTable.sample(tables, from, columns, r) == target) {
+          return r;
+        }
+      }
+      throw new AssertionError("no bits found for " + target);
     }
   }
 
@@ -73,10 +130,10 @@ class LeastRequestPickerTest {
     EndpointLoad[] loads = loads(4);
     busy(loads[1], 3);
     busy(loads[2], 1);
-    ScriptedRandom random =
-        new ScriptedRandom().then(ScriptedRandom.column(1, 4)).then(ScriptedRandom.column(2, 4));
+    int[] weights = {1, 1, 1, 1};
+    ScriptedRandom random = new ScriptedRandom().then(new Tables(weights).firstTwo(1, 2));
 
-    int chosen = picker(new int[] {1, 1, 1, 1}, loads, 2, random).choose();
+    int chosen = picker(weights, loads, 2, random).choose();
 
     assertThat(chosen).isEqualTo(2);
     assertThat(random.exhausted()).isTrue();
@@ -88,15 +145,13 @@ class LeastRequestPickerTest {
     busy(loads[0], 2); // weight 4: (2 + 1) / 4 = 0.75
     // endpoint 3, weight 1, idle: (0 + 1) / 1 = 1
     int[] weights = {4, 1, 1, 1};
-    // Column choice with equal-probability columns does not apply to unequal weights; script
-    // the alias draw by the table: find bits that land on endpoints 3 and 0.
-    long[] table = AliasTable.of(weights);
-    ScriptedRandom random = new ScriptedRandom().then(bitsFor(table, 3)).then(bitsFor(table, 0));
+    Tables tables = new Tables(weights);
+    ScriptedRandom random = new ScriptedRandom().then(tables.firstTwo(3, 0));
 
     assertThat(picker(weights, loads, 2, random).choose()).isEqualTo(0);
 
     busy(loads[0], 2); // now (4 + 1) / 4 = 1.25 > 1
-    random = new ScriptedRandom().then(bitsFor(table, 3)).then(bitsFor(table, 0));
+    random = new ScriptedRandom().then(tables.firstTwo(3, 0));
     assertThat(picker(weights, loads, 2, random).choose()).isEqualTo(3);
   }
 
@@ -104,8 +159,7 @@ class LeastRequestPickerTest {
   void idleLargerServerBeatsIdleSmallerOne() {
     EndpointLoad[] loads = loads(3);
     int[] weights = {1, 8, 1};
-    long[] table = AliasTable.of(weights);
-    ScriptedRandom random = new ScriptedRandom().then(bitsFor(table, 0)).then(bitsFor(table, 1));
+    ScriptedRandom random = new ScriptedRandom().then(new Tables(weights).firstTwo(0, 1));
 
     assertThat(picker(weights, loads, 2, random).choose()).isEqualTo(1);
   }
@@ -113,37 +167,62 @@ class LeastRequestPickerTest {
   @Test
   void tiesGoToTheFirstCandidateDrawn() {
     EndpointLoad[] loads = loads(3);
-    ScriptedRandom random =
-        new ScriptedRandom().then(ScriptedRandom.column(2, 3)).then(ScriptedRandom.column(0, 3));
+    int[] weights = {1, 1, 1};
+    ScriptedRandom random = new ScriptedRandom().then(new Tables(weights).firstTwo(2, 0));
 
-    assertThat(picker(new int[] {1, 1, 1}, loads, 2, random).choose()).isEqualTo(2);
+    assertThat(picker(weights, loads, 2, random).choose()).isEqualTo(2);
   }
 
+  /** Above the tables' bound: draws of the alias table, a repeat of the best drawn again. */
   @Test
   void aSecondDrawOfTheSameEndpointIsRedrawn() {
-    EndpointLoad[] loads = loads(3);
+    int n = LeastRequestPicker.MAX_TABLED + 8;
+    EndpointLoad[] loads = loads(n);
     busy(loads[0], 5);
     ScriptedRandom random =
         new ScriptedRandom()
-            .then(ScriptedRandom.column(0, 3))
-            .then(ScriptedRandom.column(0, 3))
-            .then(ScriptedRandom.column(0, 3))
-            .then(ScriptedRandom.column(1, 3));
+            .then(ScriptedRandom.columns(0, 0, n))
+            .then(ScriptedRandom.column(0, n))
+            .then(ScriptedRandom.column(1, n));
 
-    assertThat(picker(new int[] {1, 1, 1}, loads, 2, random).choose()).isEqualTo(1);
+    assertThat(picker(ones(n), loads, 2, random).choose()).isEqualTo(1);
+    assertThat(random.exhausted()).isTrue();
+  }
+
+  @Test
+  void aThirdDrawOfTheBestIsRedrawnAfterTheLoadsAreRead() {
+    int n = LeastRequestPicker.MAX_TABLED + 8;
+    EndpointLoad[] loads = loads(n);
+    busy(loads[0], 1);
+    busy(loads[1], 2);
+    busy(loads[2], 5);
+    ScriptedRandom random =
+        new ScriptedRandom()
+            .then(ScriptedRandom.columns(1, 0, n)) // 0 is the best of the two
+            .then(ScriptedRandom.column(0, n)) // the third repeats it
+            .then(ScriptedRandom.column(3, n)); // its redraw: idle, the best of the three
+
+    assertThat(picker(ones(n), loads, 3, random).choose()).isEqualTo(3);
     assertThat(random.exhausted()).isTrue();
   }
 
   @Test
   void redrawsAreBoundedSoASkewedTableCannotLoopLong() {
-    EndpointLoad[] loads = loads(3);
-    ScriptedRandom random = new ScriptedRandom();
-    for (int i = 0; i < 1 + 1 + LeastRequestPicker.MAX_REDRAWS; i++) {
-      random.then(ScriptedRandom.column(0, 3));
+    int n = LeastRequestPicker.MAX_TABLED + 8;
+    EndpointLoad[] loads = loads(n);
+    ScriptedRandom random = new ScriptedRandom().then(ScriptedRandom.columns(0, 0, n));
+    for (int i = 0; i < LeastRequestPicker.MAX_REDRAWS; i++) {
+      random.then(ScriptedRandom.column(0, n));
     }
 
-    assertThat(picker(new int[] {1, 1, 1}, loads, 2, random).choose()).isEqualTo(0);
+    assertThat(picker(ones(n), loads, 2, random).choose()).isEqualTo(0);
     assertThat(random.exhausted()).isTrue();
+  }
+
+  private static int[] ones(int n) {
+    int[] weights = new int[n];
+    java.util.Arrays.fill(weights, 1);
+    return weights;
   }
 
   @Test
@@ -152,13 +231,13 @@ class LeastRequestPickerTest {
     busy(loads[0], 3);
     busy(loads[1], 2);
     busy(loads[2], 1);
-    ScriptedRandom random =
-        new ScriptedRandom()
-            .then(ScriptedRandom.column(0, 5))
-            .then(ScriptedRandom.column(1, 5))
-            .then(ScriptedRandom.column(2, 5));
+    int[] weights = {1, 1, 1, 1, 1};
+    Tables tables = new Tables(weights);
+    // 0 and 1 first, 1 the better; then 2, drawn from the table that avoids 1.
+    ScriptedRandom random = new ScriptedRandom().then(tables.third(tables.firstTwo(0, 1), 1, 2));
 
-    assertThat(picker(new int[] {1, 1, 1, 1, 1}, loads, 3, random).choose()).isEqualTo(2);
+    assertThat(picker(weights, loads, 3, random).choose()).isEqualTo(2);
+    assertThat(random.exhausted()).isTrue();
   }
 
   @Test
@@ -181,10 +260,10 @@ class LeastRequestPickerTest {
     loads[0].callStarted();
     ticker.advance(Duration.ofSeconds(1));
     loads[0].callEnded(start, Status.Code.UNAVAILABLE);
-    ScriptedRandom random =
-        new ScriptedRandom().then(ScriptedRandom.column(0, 3)).then(ScriptedRandom.column(1, 3));
+    int[] weights = {1, 1, 1};
+    ScriptedRandom random = new ScriptedRandom().then(new Tables(weights).firstTwo(0, 1));
 
-    assertThat(picker(new int[] {1, 1, 1}, loads, 2, random).choose()).isEqualTo(1);
+    assertThat(picker(weights, loads, 2, random).choose()).isEqualTo(1);
   }
 
   /** Loads with {@code errorPenalty} 2, endpoint 0 of which has a success ratio of exactly 0.5. */
@@ -209,8 +288,7 @@ class LeastRequestPickerTest {
     busy(loads[1], 1); // (1 + 1) / 2 = 1: its last free worker
     // endpoint 0, idle: 1 / 8 + 2 × (1 - 0.5) = 1.125. As a multiplier (1 / 8 × 0.5^-2 = 0.5)
     // the failure ratio would not have outweighed the size.
-    long[] table = AliasTable.of(weights);
-    ScriptedRandom random = new ScriptedRandom().then(bitsFor(table, 0)).then(bitsFor(table, 1));
+    ScriptedRandom random = new ScriptedRandom().then(new Tables(weights).firstTwo(0, 1));
 
     assertThat(picker(weights, loads, 2, random).choose()).isEqualTo(1);
   }
@@ -220,8 +298,7 @@ class LeastRequestPickerTest {
     EndpointLoad[] loads = loadsWithHalfFailingFirst(3);
     int[] weights = {8, 2, 2};
     busy(loads[1], 2); // (2 + 1) / 2 = 1.5 > 1.125
-    long[] table = AliasTable.of(weights);
-    ScriptedRandom random = new ScriptedRandom().then(bitsFor(table, 1)).then(bitsFor(table, 0));
+    ScriptedRandom random = new ScriptedRandom().then(new Tables(weights).firstTwo(1, 0));
 
     assertThat(picker(weights, loads, 2, random).choose()).isEqualTo(0);
   }
@@ -250,8 +327,7 @@ class LeastRequestPickerTest {
     EndpointLoad[] loads = loads(3);
     sample(loads[0], Duration.ofMillis(40));
     sample(loads[1], Duration.ofMillis(10));
-    ScriptedRandom random =
-        new ScriptedRandom().then(ScriptedRandom.column(0, 3)).then(ScriptedRandom.column(1, 3));
+    ScriptedRandom random = new ScriptedRandom().then(new Tables(new int[] {1, 1, 1}).firstTwo(0, 1));
     LeastRequestPicker picker =
         new LeastRequestPicker(childPickers(3), new int[] {1, 1, 1}, loads, 2, true, random);
 
@@ -263,8 +339,7 @@ class LeastRequestPickerTest {
     EndpointLoad[] loads = loads(3);
     sample(loads[0], Duration.ofMillis(1));
     busy(loads[0], 1); // (1 + 1) vs endpoint 2's (0 + 1): load alone decides
-    ScriptedRandom random =
-        new ScriptedRandom().then(ScriptedRandom.column(0, 3)).then(ScriptedRandom.column(2, 3));
+    ScriptedRandom random = new ScriptedRandom().then(new Tables(new int[] {1, 1, 1}).firstTwo(0, 2));
     LeastRequestPicker picker =
         new LeastRequestPicker(childPickers(3), new int[] {1, 1, 1}, loads, 2, true, random);
 
@@ -276,8 +351,7 @@ class LeastRequestPickerTest {
     EndpointLoad[] loads = loads(3);
     sample(loads[0], Duration.ofMillis(40));
     sample(loads[1], Duration.ofMillis(10));
-    ScriptedRandom random =
-        new ScriptedRandom().then(ScriptedRandom.column(0, 3)).then(ScriptedRandom.column(1, 3));
+    ScriptedRandom random = new ScriptedRandom().then(new Tables(new int[] {1, 1, 1}).firstTwo(0, 1));
 
     assertThat(picker(new int[] {1, 1, 1}, loads, 2, random).choose()).isEqualTo(0);
   }
@@ -333,35 +407,20 @@ class LeastRequestPickerTest {
   }
 
   /**
-   * The pick computes each score once and selects without branches; this holds it to the rule
-   * as written (draw by weight, redraw a repeat of the best up to {@value
-   * LeastRequestPicker#MAX_REDRAWS} times, keep the strictly lower score) on the same random
-   * numbers, over loads with calls outstanding, utilization penalties and error costs, for
-   * uniform and skewed weights, one endpoint holding most of the weight among them.
+   * Above {@link LeastRequestPicker#MAX_TABLED} endpoints the pick computes each score once and
+   * selects without branches; this holds it to the rule as written (draw by weight, redraw a
+   * repeat of the best up to {@value LeastRequestPicker#MAX_REDRAWS} times, keep the strictly
+   * lower score) on the same random numbers, taken as the picker takes them, over loads with
+   * calls outstanding, utilization penalties and error costs, for uniform and skewed weights, one
+   * endpoint holding most of the weight among them.
    */
   @Test
   void everyPickIsTheOneTheRuleAsWrittenMakes() {
     Random setup = new Random(7);
     for (int round = 0; round < 40; round++) {
-      int n = 4 + setup.nextInt(60);
-      int[] weights = new int[n];
-      EndpointLoad[] loads = loads(n);
-      for (int i = 0; i < n; i++) {
-        weights[i] = round % 2 == 0 ? 1 + setup.nextInt(10) : 1 + setup.nextInt(1_000_000);
-        busy(loads[i], setup.nextInt(4));
-        if (setup.nextInt(4) == 0) {
-          loads[i].reportUtilization(setup.nextDouble());
-        }
-        if (setup.nextInt(4) == 0) {
-          long start = ticker.read();
-          loads[i].callStarted();
-          ticker.advance(Duration.ofMillis(1 + setup.nextInt(2000)));
-          loads[i].callEnded(start, Status.Code.UNAVAILABLE);
-        }
-      }
-      if (round % 5 == 0) {
-        weights[0] = 100 * n * 10; // one endpoint holds most of the weight: many redraws
-      }
+      int n = LeastRequestPicker.MAX_TABLED + 1 + setup.nextInt(60);
+      int[] weights = randomWeights(setup, n, round);
+      EndpointLoad[] loads = randomLoads(setup, n);
       int choices = 2 + round % 3;
       long seed = setup.nextLong();
       LeastRequestPicker picker = picker(weights, loads, choices, new Random(seed));
@@ -375,14 +434,162 @@ class LeastRequestPickerTest {
     }
   }
 
-  /** The rule of {@link LeastRequestPicker}'s class comment, without the latency term. */
+  /**
+   * Up to {@link LeastRequestPicker#MAX_TABLED} endpoints, every table gives each candidate the
+   * probability the redraws would: endpoint {@code c} ends a draw avoiding {@code x} with the
+   * probability of drawing {@code x} some number of times (fewer than the redraws allow) and then
+   * {@code c}, or {@code x} every time; the pair table gives {@code (a, b)} that of {@code a} and
+   * then {@code b} avoiding {@code a}.
+   */
+  @Test
+  void theTablesGiveEachCandidateTheProbabilityTheRedrawsWould() {
+    Random setup = new Random(8);
+    for (int round = 0; round < 40; round++) {
+      int n = 3 + setup.nextInt(LeastRequestPicker.MAX_TABLED - 2);
+      int[] weights = randomWeights(setup, n, round);
+      Tables tables = new Tables(weights);
+      double[] p = shares(weights);
+      int stride = 1 << tables.shift;
+      for (int x = 0; x < n; x++) {
+        double[] avoiding = probabilities(tables.avoiding, x * stride, stride);
+        for (int c = 0; c < n; c++) {
+          double expected = drawnAvoiding(p, x, c);
+          assertThat(avoiding[c]).as("round %s, avoiding %s, endpoint %s", round, x, c)
+              .isCloseTo(expected, within(1e-8));
+          assertThat(probabilities(tables.pairs, 0, tables.pairs.length)[x * stride + c])
+              .as("round %s, pair (%s, %s)", round, x, c)
+              .isCloseTo(p[x] * expected, within(1e-8));
+        }
+        for (int c = n; c < stride; c++) {
+          assertThat(avoiding[c]).as("padding column %s", c).isZero();
+        }
+      }
+    }
+  }
+
+  /**
+   * Up to {@link LeastRequestPicker#MAX_TABLED} endpoints, with three choices, how often each
+   * endpoint is picked is what the rule as written gives: the sum over every first, second and
+   * third candidate of the probability of drawing them, for the one of them it keeps.
+   */
+  @Test
+  void tabledPicksAreAsFrequentAsTheRuleAsWrittenMakesThem() {
+    Random setup = new Random(9);
+    for (int round = 0; round < 6; round++) {
+      int n = 4 + setup.nextInt(LeastRequestPicker.MAX_TABLED - 3);
+      int[] weights = randomWeights(setup, n, round);
+      EndpointLoad[] loads = randomLoads(setup, n);
+      LeastRequestPicker picker = picker(weights, loads, 3, new Random(setup.nextLong()));
+      double[] expected = new double[n];
+      double[] p = shares(weights);
+      for (int a = 0; a < n; a++) {
+        for (int b = 0; b < n; b++) {
+          double pair = p[a] * drawnAvoiding(p, a, b);
+          int best = score(loads[b], weights[b]) < score(loads[a], weights[a]) ? b : a;
+          for (int c = 0; c < n; c++) {
+            int kept = score(loads[c], weights[c]) < score(loads[best], weights[best]) ? c : best;
+            expected[kept] += pair * drawnAvoiding(p, best, c);
+          }
+        }
+      }
+      int picks = 200_000;
+      long[] counts = new long[n];
+      for (int i = 0; i < picks; i++) {
+        counts[picker.choose()]++;
+      }
+      for (int i = 0; i < n; i++) {
+        double sigma = Math.sqrt(expected[i] * (1 - expected[i]) / picks);
+        assertThat(counts[i] / (double) picks)
+            .as("round %s, endpoint %s of %s", round, i, n)
+            .isCloseTo(expected[i], within(5 * sigma + 1e-4));
+      }
+    }
+  }
+
+  /** The chance that a draw avoiding {@code x}, as the redraws make it, ends on {@code c}. */
+  private static double drawnAvoiding(double[] p, int x, int c) {
+    double allX = 1; // every draw so far was x
+    double ends = 0;
+    for (int draw = 0; draw <= LeastRequestPicker.MAX_REDRAWS; draw++) {
+      if (c != x) {
+        ends += allX * p[c];
+      }
+      allX *= p[x];
+    }
+    return c == x ? allX : ends;
+  }
+
+  private static double[] shares(int[] weights) {
+    double total = 0;
+    for (int w : weights) {
+      total += w;
+    }
+    double[] p = new double[weights.length];
+    for (int i = 0; i < p.length; i++) {
+      p[i] = weights[i] / total;
+    }
+    return p;
+  }
+
+  /** Each index's probability in the alias table of {@code columns} entries at {@code from}. */
+  private static double[] probabilities(long[] tables, int from, int columns) {
+    double[] p = new double[columns];
+    for (int column = 0; column < columns; column++) {
+      long entry = tables[from + column];
+      double keep = (int) (entry >>> 32) / 0x1p31;
+      p[column] += keep / columns;
+      p[(int) entry] += (1 - keep) / columns;
+    }
+    return p;
+  }
+
+  private static int[] randomWeights(Random setup, int n, int round) {
+    int[] weights = new int[n];
+    for (int i = 0; i < n; i++) {
+      weights[i] = round % 2 == 0 ? 1 + setup.nextInt(10) : 1 + setup.nextInt(1_000_000);
+    }
+    if (round % 5 == 0) {
+      weights[0] = 100 * n * 10; // one endpoint holds most of the weight: many redraws
+    }
+    return weights;
+  }
+
+  private EndpointLoad[] randomLoads(Random setup, int n) {
+    EndpointLoad[] loads = loads(n);
+    for (int i = 0; i < n; i++) {
+      busy(loads[i], setup.nextInt(4));
+      if (setup.nextInt(4) == 0) {
+        loads[i].reportUtilization(setup.nextDouble());
+      }
+      if (setup.nextInt(4) == 0) {
+        long start = ticker.read();
+        loads[i].callStarted();
+        ticker.advance(Duration.ofMillis(1 + setup.nextInt(2000)));
+        loads[i].callEnded(start, Status.Code.UNAVAILABLE);
+      }
+    }
+    return loads;
+  }
+
+  /**
+   * The rule of {@link LeastRequestPicker}'s class comment without the latency term, above the
+   * tables' bound, drawing as the picker draws: the first two candidates from one long's halves,
+   * the third's first draw from the next long's high half, then the second's redraws, then the
+   * third's; every later draw from a new long's high half.
+   */
   private static int chooseAsWritten(
       long[] table, int[] weights, EndpointLoad[] loads, int choices, Random random) {
-    int best = AliasTable.sample(table, random.nextLong());
+    int n = table.length;
+    long r = random.nextLong();
+    int best = AliasTable.sample(table, 0, n, (int) (r >>> 32));
+    int second = AliasTable.sample(table, 0, n, (int) r);
+    int third = choices > 2 ? AliasTable.sample(table, 0, n, (int) (random.nextLong() >>> 32)) : -1;
     for (int k = 1; k < choices; k++) {
-      int candidate = AliasTable.sample(table, random.nextLong());
+      int candidate =
+          k == 1 ? second
+              : k == 2 ? third : AliasTable.sample(table, 0, n, (int) (random.nextLong() >>> 32));
       for (int redraw = 0; candidate == best && redraw < LeastRequestPicker.MAX_REDRAWS; redraw++) {
-        candidate = AliasTable.sample(table, random.nextLong());
+        candidate = AliasTable.sample(table, 0, n, (int) (random.nextLong() >>> 32));
       }
       if (candidate != best && score(loads[candidate], weights[candidate])
           < score(loads[best], weights[best])) {
@@ -401,17 +608,5 @@ class LeastRequestPickerTest {
     load.callStarted();
     ticker.advance(latency);
     load.callEnded(start, Status.Code.OK);
-  }
-
-  /** Random bits whose alias draw from {@code table} lands on endpoint {@code target}. */
-  private static long bitsFor(long[] table, int target) {
-    Random search = new Random(target);
-    for (int i = 0; i < 10_000; i++) {
-      long r = search.nextLong();
-      if (AliasTable.sample(table, r) == target) {
-        return r;
-      }
-    }
-    throw new AssertionError("no bits found for endpoint " + target);
   }
 }
