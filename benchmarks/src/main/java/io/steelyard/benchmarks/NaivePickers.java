@@ -3,21 +3,16 @@ package io.steelyard.benchmarks;
 import io.grpc.LoadBalancer.PickResult;
 import io.grpc.LoadBalancer.PickSubchannelArgs;
 import io.grpc.LoadBalancer.SubchannelPicker;
-import io.steelyard.balancer.spi.AliasTable;
-import io.steelyard.balancer.spi.WeightedPolicyConfig;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Random;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 /**
- * Baselines for comparison only: pickers written the naive ways, and {@link DrawsOnly}, the
- * random draws of a {@code weighted_least_request} pick without its loads. Each returns a
- * precomputed {@link PickResult} per endpoint, like the real pickers, so only the selection
- * itself is compared.
+ * Baselines written the naive ways, for comparison only. Each returns a precomputed {@link
+ * PickResult} per endpoint, like the real pickers, so only the selection itself is compared.
  */
 final class NaivePickers {
 
@@ -104,57 +99,6 @@ final class NaivePickers {
       long r = ThreadLocalRandom.current().nextLong(cumulative[cumulative.length - 1]);
       int i = Arrays.binarySearch(cumulative, r + 1);
       return results[i >= 0 ? i : -i - 1];
-    }
-  }
-
-  /**
-   * The draws of a {@code weighted_least_request} pick and nothing else: {@link
-   * WeightedPolicyConfig#DEFAULT_CHOICE_COUNT} candidates from the alias table, a candidate equal
-   * to the best so far drawn again up to {@value #MAX_REDRAWS} times, the better one by inverse
-   * weight alone. With no call outstanding (as in {@link PickerBenchmark}) a candidate's score is
-   * its inverse weight, so for the same weights and random numbers this picker returns the
-   * endpoints {@code weighted_least_request} returns while reading no endpoint's load: what a pick
-   * that keeps those decisions costs at the least.
-   */
-  static final class DrawsOnly extends SubchannelPicker {
-    /** {@code weighted_least_request}'s bound on redraws. */
-    static final int MAX_REDRAWS = 4;
-
-    private final PickResult[] results;
-    private final long[] aliasTable;
-    private final long[] inverseWeightBits;
-
-    DrawsOnly(PickResult[] results, int[] weights) {
-      this.results = results.clone();
-      this.aliasTable = AliasTable.of(weights);
-      this.inverseWeightBits = new long[weights.length];
-      for (int i = 0; i < weights.length; i++) {
-        inverseWeightBits[i] = Double.doubleToRawLongBits(1.0 / weights[i]);
-      }
-    }
-
-    @Override
-    public PickResult pickSubchannel(PickSubchannelArgs args) {
-      return results[choose(ThreadLocalRandom.current())];
-    }
-
-    /** The index picked with the random numbers {@code rnd} gives. */
-    int choose(Random rnd) {
-      int best = AliasTable.sample(aliasTable, rnd.nextLong());
-      long bestBits = inverseWeightBits[best];
-      for (int k = 1; k < WeightedPolicyConfig.DEFAULT_CHOICE_COUNT; k++) {
-        int candidate = AliasTable.sample(aliasTable, rnd.nextLong());
-        for (int redraw = 0; candidate == best && redraw < MAX_REDRAWS; redraw++) {
-          candidate = AliasTable.sample(aliasTable, rnd.nextLong());
-        }
-        if (candidate != best) {
-          long bits = inverseWeightBits[candidate];
-          long less = (bits - bestBits) >> 63; // all ones when strictly lower: ties keep the first
-          best = (candidate & (int) less) | (best & ~(int) less);
-          bestBits = (bits & less) | (bestBits & ~less);
-        }
-      }
-      return best;
     }
   }
 }

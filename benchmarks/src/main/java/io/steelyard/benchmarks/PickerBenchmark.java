@@ -52,10 +52,6 @@ import org.openjdk.jmh.annotations.Warmup;
  *   <li>{@code least_request_experimental}: grpc-xds's P2C least request, from the registry
  *       (health-checking wrapper included, as for round_robin): the same stream-tracer need.
  *   <li>{@code naive_*}: baselines in {@link NaivePickers}, over the same precomputed results.
- *   <li>{@code weighted_least_request_draws_only}: {@link NaivePickers.DrawsOnly}, the random
- *       draws of {@code weighted_least_request}'s pick without reading any load; here, with
- *       nothing outstanding, it picks what that policy picks, so it is the floor of a pick that
- *       keeps those decisions.
  * </ul>
  */
 @BenchmarkMode(Mode.AverageTime)
@@ -84,8 +80,7 @@ public class PickerBenchmark {
     "least_request_experimental",
     "naive_rwlock_expanded_list",
     "naive_linear_scan",
-    "naive_prefix_sum_binary_search",
-    "weighted_least_request_draws_only"
+    "naive_prefix_sum_binary_search"
   })
   public String picker;
 
@@ -179,8 +174,6 @@ public class PickerBenchmark {
         return new NaivePickers.LinearScan(results, w);
       case "naive_prefix_sum_binary_search":
         return new NaivePickers.PrefixSumBinarySearch(results, w);
-      case "weighted_least_request_draws_only":
-        return new NaivePickers.DrawsOnly(results, w);
       default:
         throw new IllegalArgumentException("picker: " + name);
     }
