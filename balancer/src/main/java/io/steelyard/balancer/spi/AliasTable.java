@@ -27,11 +27,14 @@ public final class AliasTable {
    * (scaled to 2^31) in the high 32 bits and the alias in the low 32 bits.
    */
   public static long[] of(int[] weights) {
-    long[] wide = new long[weights.length];
-    for (int i = 0; i < weights.length; i++) {
-      wide[i] = weights[i];
+    int n = weights.length;
+    long[] scaled = new long[n];
+    long total = 0;
+    for (int i = 0; i < n; i++) {
+      scaled[i] = (long) weights[i] * n;
+      total += weights[i];
     }
-    return of(wide);
+    return packed(scaled, total);
   }
 
   /**
@@ -41,9 +44,20 @@ public final class AliasTable {
    */
   public static long[] of(long[] weights) {
     int n = weights.length;
+    long[] scaled = new long[n];
+    long total = 0;
+    for (int i = 0; i < n; i++) {
+      scaled[i] = weights[i] * n;
+      total += weights[i];
+    }
+    return packed(scaled, total);
+  }
+
+  private static long[] packed(long[] scaled, long total) {
+    int n = scaled.length;
     int[] threshold = new int[n];
     int[] alias = new int[n];
-    buildAliasTable(weights, threshold, alias);
+    buildAliasTable(scaled, total, threshold, alias);
     long[] table = new long[n];
     for (int i = 0; i < n; i++) {
       table[i] = ((long) threshold[i] << 32) | alias[i];
@@ -81,22 +95,17 @@ public final class AliasTable {
 
   /**
    * Vose's alias construction in exact integer arithmetic: column capacities are {@code w[i] * n}
-   * against a full column of {@code sum(w)}, so no rounding accumulates while columns are paired;
-   * only the final per-column threshold is rounded (to 2^-31).
+   * ({@code scaled}, consumed) against a full column of {@code total = sum(w)}, so no rounding
+   * accumulates while columns are paired; only the final per-column threshold is rounded (to
+   * 2^-31).
    */
-  static void buildAliasTable(long[] weights, int[] threshold, int[] alias) {
-    int n = weights.length;
-    long total = 0;
-    for (long w : weights) {
-      total += w;
-    }
-    long[] scaled = new long[n];
+  static void buildAliasTable(long[] scaled, long total, int[] threshold, int[] alias) {
+    int n = scaled.length;
     int[] small = new int[n];
     int[] large = new int[n];
     int smallSize = 0;
     int largeSize = 0;
     for (int i = 0; i < n; i++) {
-      scaled[i] = weights[i] * n;
       if (scaled[i] < total) {
         small[smallSize++] = i;
       } else {
@@ -107,7 +116,8 @@ public final class AliasTable {
       int s = small[--smallSize];
       int l = large[largeSize - 1];
       // Below 1, but it can round to 1 when the sum is large: kept an int, as a full column's.
-      threshold[s] = (int) Math.min(Math.round(scaled[s] / (double) total * COIN_SCALE), Integer.MAX_VALUE);
+      long rounded = Math.round(scaled[s] / (double) total * COIN_SCALE);
+      threshold[s] = (int) Math.min(rounded, Integer.MAX_VALUE);
       alias[s] = l;
       scaled[l] -= total - scaled[s];
       if (scaled[l] < total) {
