@@ -57,13 +57,13 @@ import javax.annotation.Nullable;
  * {@value #MAX_TABLED} endpoints, the redraws are not made one by one: the build computes what
  * they add up to, the probability that a draw avoiding endpoint {@code x} ends on each endpoint
  * ({@code p(c) × (1 + p(x) + ... + p(x)^}{@value #MAX_REDRAWS}{@code )} for {@code c ≠ x}, and
- * {@code p(x)^}{@value #MAX_REDRAWS}{@code +1} for {@code x} itself), and keeps an alias table per
+ * {@code p(x)^(}{@value #MAX_REDRAWS}{@code + 1)} for {@code x} itself), and keeps an alias table per
  * {@code x} and one over the ordered pairs of first and second candidate. A pick then draws the
  * first two candidates in one draw and each further one in one draw from the best's table, so no
  * branch is taken on a repeat, which at 10 endpoints with skewed weights is most draws. The
  * candidates come out with the probabilities the redraws give them (to within the tables' 2^-31
- * resolution and a 32-bit draw's bias, below {@code n / 2^32}); only which random bits lead to
- * which candidates differs.
+ * resolution and a 32-bit draw's bias, below {@code n / 2^32}); what the tables change is only
+ * which random bits lead to which candidates.
  *
  * <p><b>Cost.</b> Immutable and thread-safe. A pick draws one random {@code long} from {@link
  * ThreadLocalRandom} per two draws, reads per candidate one alias-table entry, its inverse
@@ -86,13 +86,13 @@ final class LeastRequestPicker extends WeightedPicker implements LoadAwarePicker
 
   /**
    * Up to {@link #MAX_TABLED} endpoints: the table of a draw avoiding endpoint {@code x} starts at
-   * {@code x << shift}; null above.
+   * {@code x << shift}; null above, or when every endpoint is a candidate.
    */
   @Nullable private final long[] avoiding;
 
   /**
    * Up to {@link #MAX_TABLED} endpoints: the alias table of the first two candidates, column
-   * {@code first << shift | second}; null above.
+   * {@code first << shift | second}; null when {@link #avoiding} is.
    */
   @Nullable private final long[] pairs;
 
