@@ -177,7 +177,8 @@ final class LeastRequestPicker extends WeightedPicker implements LoadAwarePicker
    * non-negative error cost), and positive doubles order as their raw bits do as {@code long}s,
    * so this is exactly {@code score(candidate) < score(best)}; a candidate equal to the best
    * (its redraws spent) ties and loses. The one branch left, above {@value #MAX_TABLED}
-   * endpoints, is a draw equal to the best so far, rarely taken there.
+   * endpoints, is a draw equal to the best so far, rarely taken unless one endpoint holds much of
+   * the weight.
    */
   @Override
   public int choose() {

@@ -13,6 +13,7 @@ import io.steelyard.balancer.spi.TracerDecorator;
 import io.steelyard.balancer.spi.WeightedPolicyConfig;
 import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.Arrays;
 import java.util.Deque;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
@@ -221,7 +222,7 @@ class LeastRequestPickerTest {
 
   private static int[] ones(int n) {
     int[] weights = new int[n];
-    java.util.Arrays.fill(weights, 1);
+    Arrays.fill(weights, 1);
     return weights;
   }
 
