@@ -69,11 +69,7 @@ public final class AliasTable {
   public static int sample(long[] table, long r) {
     int column = (int) (((r >>> 32) * table.length) >>> 32);
     long entry = table[column];
-    int coin = (int) r & Integer.MAX_VALUE;
-    // Branch-free select (the coin is a fair 50/50 for many columns, so a branch would
-    // mispredict): keep is all ones when coin < threshold, else zero; both are below 2^31.
-    int keep = (coin - (int) (entry >>> 32)) >> 31;
-    return (column & keep) | ((int) entry & ~keep);
+    return columnOrAlias(column, entry, (int) r & Integer.MAX_VALUE);
   }
 
   /**
@@ -88,7 +84,15 @@ public final class AliasTable {
     long product = (r & 0xFFFF_FFFFL) * columns;
     int column = (int) (product >>> 32);
     long entry = tables[from + column];
-    int coin = (int) product >>> 1;
+    return columnOrAlias(column, entry, (int) product >>> 1);
+  }
+
+  /**
+   * {@code column} when {@code coin} (below 2^31) is under its threshold in {@code entry}, else
+   * its alias. Branch-free: the coin is a fair 50/50 for many columns, so a branch would
+   * mispredict; {@code keep} is all ones when coin < threshold, else zero (both below 2^31).
+   */
+  private static int columnOrAlias(int column, long entry, int coin) {
     int keep = (coin - (int) (entry >>> 32)) >> 31;
     return (column & keep) | ((int) entry & ~keep);
   }
